@@ -1,0 +1,237 @@
+#pragma once
+/// @file
+/// tessera::communicator: an MPI communicator that raises exceptions, counts traffic,
+/// and makes every rank agree on failure.
+
+#include <mpi.h>
+
+#include "../core/error.hpp"
+#include "counters.hpp"
+#include "mpi_check.hpp"
+#include "mpi_datatype.hpp"
+
+#include <climits>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tessera {
+
+/// A handle to an MPI communicator owned by tessera.
+///
+/// Copies share the same MPI communicator and the same traffic counters.
+/// The communicator is a duplicate of the one it was made from, so tessera's
+/// messages never match a user's, and it uses MPI_ERRORS_RETURN so MPI
+/// failures surface as tessera::error instead of aborting.
+class communicator {
+ public:
+  /// Duplicate `comm` (collective over `comm`).
+  static communicator duplicate(MPI_Comm comm) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    TESSERA_MPI(MPI_Comm_dup(comm, &dup));
+    TESSERA_MPI(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+    return communicator(dup);
+  }
+
+  /// The underlying MPI communicator, for mixing in plain MPI calls.
+  [[nodiscard]] MPI_Comm get() const noexcept { return state_->comm; }
+  [[nodiscard]] int rank() const noexcept { return state_->rank; }
+  [[nodiscard]] int size() const noexcept { return state_->size; }
+
+  /// Traffic counters of this rank (shared by all copies of this communicator).
+  [[nodiscard]] comm_stats& stats() const noexcept { return state_->stats; }
+
+  void barrier() const { TESSERA_MPI(MPI_Barrier(get())); }
+
+  /// Allreduce of one value with an MPI operation (MPI_SUM, MPI_MAX, ...).
+  template <class T>
+  [[nodiscard]] T allreduce(T value, MPI_Op op) const {
+    T result{};
+    TESSERA_MPI(MPI_Allreduce(&value, &result, 1, mpi_datatype<T>(), op, get()));
+    return result;
+  }
+  /// Element-wise allreduce of a vector, in place.
+  template <class T>
+  void allreduce_inplace(std::vector<T>& values, MPI_Op op) const {
+    require_int_count(values.size(), "allreduce");
+    TESSERA_MPI(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), mpi_datatype<T>(), op, get()));
+  }
+  template <class T>
+  [[nodiscard]] T sum(T value) const { return allreduce(value, MPI_SUM); }
+  template <class T>
+  [[nodiscard]] T max(T value) const { return allreduce(value, MPI_MAX); }
+  template <class T>
+  [[nodiscard]] T min(T value) const { return allreduce(value, MPI_MIN); }
+
+  /// Sum of `value` over the ranks below this one (0 on rank 0).
+  template <class T>
+  [[nodiscard]] T exclusive_prefix_sum(T value) const {
+    T result{};
+    TESSERA_MPI(MPI_Exscan(&value, &result, 1, mpi_datatype<T>(), MPI_SUM, get()));
+    return rank() == 0 ? T{} : result;
+  }
+
+  /// One value from every rank, in rank order, on every rank.
+  template <class T>
+  [[nodiscard]] std::vector<T> allgather(T value) const {
+    std::vector<T> result(static_cast<std::size_t>(size()));
+    TESSERA_MPI(MPI_Allgather(&value, 1, mpi_datatype<T>(), result.data(), 1, mpi_datatype<T>(), get()));
+    return result;
+  }
+
+  /// Broadcast a vector (its size too) from `root`.
+  template <class T>
+  void broadcast(std::vector<T>& values, int root) const {
+    auto n = static_cast<std::uint64_t>(values.size());
+    TESSERA_MPI(MPI_Bcast(&n, 1, MPI_UINT64_T, root, get()));
+    values.resize(n);
+    require_int_count(n, "broadcast");
+    if (n > 0) TESSERA_MPI(MPI_Bcast(values.data(), static_cast<int>(n), mpi_datatype<T>(), root, get()));
+  }
+  void broadcast(std::string& text, int root) const {
+    std::vector<char> chars(text.begin(), text.end());
+    broadcast(chars, root);
+    text.assign(chars.begin(), chars.end());
+  }
+
+  /// Run `local_work` on this rank, then make all ranks agree on its outcome.
+  ///
+  /// This is tessera's answer to the hang that PETSc, Tpetra, CombBLAS and
+  /// Global Arrays users meet when one rank fails inside a collective: every
+  /// collective operation runs its local phases through here, so if any rank
+  /// throws, *every* rank throws a tessera::error carrying the message of the
+  /// lowest failing rank, and no rank is left waiting. Costs one MPI_Allreduce
+  /// of an int when nothing fails.
+  ///
+  /// @return what `local_work` returned.
+  template <class F>
+  std::invoke_result_t<F&> collectively(F&& local_work) const {
+    using result_type = std::invoke_result_t<F&>;
+    std::exception_ptr failure;
+    if constexpr (std::is_void_v<result_type>) {
+      try {
+        local_work();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      agree(failure);
+    } else {
+      std::optional<result_type> result;
+      try {
+        result.emplace(local_work());
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      agree(failure);
+      return std::move(*result);
+    }
+  }
+
+  /// Collective: throw on every rank if `failure` is set on any rank.
+  void agree(const std::exception_ptr& failure) const {
+    const int mine = failure ? rank() : INT_MAX;
+    int first = INT_MAX;
+    TESSERA_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, get()));
+    if (first == INT_MAX) return;
+
+    // The lowest failing rank describes its failure to everybody.
+    std::vector<std::int64_t> header(2, 0);  // kind, line
+    std::string message, file;
+    if (rank() == first) describe(failure, header, message, file);
+    broadcast(header, first);
+    broadcast(message, first);
+    broadcast(file, first);
+    // file() must outlive the exception: keep the broadcast names alive.
+    const char* stable_file = intern(file);
+    throw error(static_cast<error_kind>(header[0]), std::move(message), stable_file, static_cast<int>(header[1]), first);
+  }
+
+  /// Throw unless `n` fits the int count of classic MPI calls.
+  static void require_int_count(std::uint64_t n, const char* what) {
+    TESSERA_REQUIRE(n <= static_cast<std::uint64_t>(INT_MAX), unsupported,
+                    "{} of {} elements exceeds MPI's int count limit", what, n);
+  }
+
+ private:
+  struct state {
+    MPI_Comm comm = MPI_COMM_NULL;
+    int rank = 0;
+    int size = 1;
+    comm_stats stats;
+    ~state() {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    }
+  };
+
+  explicit communicator(MPI_Comm owned) : state_(std::make_shared<state>()) {
+    state_->comm = owned;
+    TESSERA_MPI(MPI_Comm_rank(owned, &state_->rank));
+    TESSERA_MPI(MPI_Comm_size(owned, &state_->size));
+  }
+
+  static void describe(const std::exception_ptr& failure, std::vector<std::int64_t>& header, std::string& message,
+                       std::string& file) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const error& e) {
+      header = {static_cast<std::int64_t>(e.kind()), e.line()};
+      message = e.message();
+      file = e.file();
+    } catch (const std::exception& e) {
+      header = {static_cast<std::int64_t>(error_kind::external), 0};
+      message = e.what();
+    } catch (...) {
+      header = {static_cast<std::int64_t>(error_kind::external), 0};
+      message = "unknown exception";
+    }
+  }
+
+  static const char* intern(const std::string& name) {
+    static std::vector<std::unique_ptr<std::string>> names;
+    for (const auto& n : names)
+      if (*n == name) return n->c_str();
+    names.push_back(std::make_unique<std::string>(name));
+    return names.back()->c_str();
+  }
+
+  std::shared_ptr<state> state_;
+};
+
+/// RAII scope that attributes the traffic recorded on `comm` to `name`.
+class stats_scope {
+ public:
+  stats_scope(const communicator& comm, std::string name) : stats_(&comm.stats()) { stats_->push_scope(std::move(name)); }
+  ~stats_scope() { stats_->pop_scope(); }
+  stats_scope(const stats_scope&) = delete;
+  stats_scope& operator=(const stats_scope&) = delete;
+
+ private:
+  comm_stats* stats_;
+};
+
+/// Traffic of every rank in one scope, reduced over the communicator (collective).
+struct traffic_summary {
+  traffic total;        ///< summed over ranks
+  traffic max_per_rank; ///< the largest rank's count (messages and bytes maximised separately)
+};
+
+/// Reduce one scope's counters over all ranks (collective).
+[[nodiscard]] inline traffic_summary reduce_traffic(const communicator& comm, const std::string& scope) {
+  const traffic mine = comm.stats().of(scope);
+  return {{comm.sum(mine.messages), comm.sum(mine.bytes)}, {comm.max(mine.messages), comm.max(mine.bytes)}};
+}
+
+/// Reduce the all-scope totals over all ranks (collective).
+[[nodiscard]] inline traffic_summary reduce_traffic(const communicator& comm) {
+  const traffic mine = comm.stats().total();
+  return {{comm.sum(mine.messages), comm.sum(mine.bytes)}, {comm.max(mine.messages), comm.max(mine.bytes)}};
+}
+
+}  // namespace tessera

@@ -1,0 +1,98 @@
+#pragma once
+/// @file
+/// Communication counters: messages and bytes each rank sent, per named operation scope.
+///
+/// Every backend records what it sends here. The counters are how tessera's
+/// tests assert communication volume, and how a run on a few ranks projects
+/// to thousands: they count what was sent, not how long it took.
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+/// Traffic of one operation scope on one rank (or summed over ranks).
+struct traffic {
+  std::uint64_t messages = 0;  ///< point-to-point transfers started by this rank (self-sends excluded)
+  std::uint64_t bytes = 0;     ///< payload bytes of those transfers
+
+  traffic& operator+=(const traffic& o) noexcept {
+    messages += o.messages;
+    bytes += o.bytes;
+    return *this;
+  }
+  friend bool operator==(const traffic&, const traffic&) = default;
+};
+
+/// Counters of one rank, keyed by operation scope name ("build", "spgemm", ...).
+///
+/// Traffic recorded outside any scope goes to the scope named "other".
+class comm_stats {
+ public:
+  /// Attribute `messages` transfers totalling `bytes` to the innermost open scope.
+  void record(std::uint64_t messages, std::uint64_t bytes) {
+    auto& t = by_scope_[scopes_.empty() ? std::string("other") : scopes_.back()];
+    t.messages += messages;
+    t.bytes += bytes;
+  }
+
+  /// Traffic of one scope (zero if none was recorded).
+  [[nodiscard]] traffic of(const std::string& scope) const {
+    auto it = by_scope_.find(scope);
+    return it == by_scope_.end() ? traffic{} : it->second;
+  }
+
+  /// Traffic summed over all scopes.
+  [[nodiscard]] traffic total() const {
+    traffic t;
+    for (const auto& [name, v] : by_scope_) t += v;
+    return t;
+  }
+
+  [[nodiscard]] const std::map<std::string, traffic>& scopes() const noexcept { return by_scope_; }
+
+  /// Forget everything recorded so far (open scopes stay open).
+  void reset() { by_scope_.clear(); }
+
+  void push_scope(std::string name) { scopes_.push_back(std::move(name)); }
+  void pop_scope() {
+    if (!scopes_.empty()) scopes_.pop_back();
+  }
+  [[nodiscard]] const std::string& current_scope() const {
+    static const std::string other = "other";
+    return scopes_.empty() ? other : scopes_.back();
+  }
+
+ private:
+  std::map<std::string, traffic> by_scope_;
+  std::vector<std::string> scopes_;
+};
+
+}  // namespace tessera
+
+template <>
+struct fmt::formatter<tessera::traffic> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const tessera::traffic& t, Context& ctx) const {
+    return fmt::format_to(ctx.out(), "{} messages, {} bytes", t.messages, t.bytes);
+  }
+};
+
+template <>
+struct fmt::formatter<tessera::comm_stats> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const tessera::comm_stats& s, Context& ctx) const {
+    auto out = ctx.out();
+    bool first = true;
+    for (const auto& [name, t] : s.scopes()) {
+      out = fmt::format_to(out, "{}{}: {}", first ? "" : "; ", name, t);
+      first = false;
+    }
+    if (first) out = fmt::format_to(out, "no traffic");
+    return out;
+  }
+};

@@ -1,0 +1,31 @@
+#pragma once
+/// @file
+/// Turning MPI return codes into tessera::error.
+
+#include <mpi.h>
+
+#include "../core/error.hpp"
+
+#include <string>
+
+namespace tessera::detail {
+
+[[nodiscard]] inline std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return fmt::format("MPI error code {}", code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+}  // namespace tessera::detail
+
+/// Call an MPI function; throw tessera::error (kind mpi_error) naming the call if it fails.
+/// Communicators made by tessera use MPI_ERRORS_RETURN, so the code reaches us.
+#define TESSERA_MPI(call)                                                                               \
+  do {                                                                                                  \
+    const int tessera_mpi_rc_ = (call);                                                                 \
+    if (tessera_mpi_rc_ != MPI_SUCCESS)                                                                 \
+      throw ::tessera::error(::tessera::error_kind::mpi_error,                                          \
+                             ::fmt::format("{} failed: {}", #call, ::tessera::detail::mpi_error_string(tessera_mpi_rc_)), \
+                             __FILE__, __LINE__);                                                       \
+  } while (false)

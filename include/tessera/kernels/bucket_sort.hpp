@@ -1,0 +1,149 @@
+#pragma once
+/// @file
+/// Node-local kernels that group entries by a primary key (a row or a column),
+/// sort them by a secondary key within each group, and combine duplicates.
+///
+/// These three kernels are the whole of local assembly and of every storage
+/// conversion (COO -> CSR: group by row; CSR -> CSC: group by column), so they
+/// are written once, for any execution space.
+
+#include "../core/index_types.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <utility>
+
+namespace tessera::kernels {
+
+/// Entries grouped by primary key: group g holds keys/values [ptr(g), ptr(g+1)).
+template <class Key, class Value, class MemorySpace>
+struct grouped_entries {
+  Kokkos::View<offset_type*, MemorySpace> ptr;
+  Kokkos::View<Key*, MemorySpace> keys;
+  Kokkos::View<Value*, MemorySpace> values;
+};
+
+/// Counting sort by `primary` (each in [0, num_groups)), then by `secondary` within each group.
+///
+/// Stable on serial back-ends; on parallel ones the order of equal
+/// (primary, secondary) pairs is unspecified, which only matters for the order
+/// in which duplicates are combined.
+template <class ExecSpace, class Key, class Value, class MemorySpace>
+grouped_entries<Key, Value, MemorySpace> group_and_sort(const ExecSpace& exec, local_index num_groups,
+                                                        Kokkos::View<const local_index*, MemorySpace> primary,
+                                                        Kokkos::View<const Key*, MemorySpace> secondary,
+                                                        Kokkos::View<const Value*, MemorySpace> values) {
+  using range = Kokkos::RangePolicy<ExecSpace>;
+  const auto n = static_cast<offset_type>(primary.extent(0));
+  grouped_entries<Key, Value, MemorySpace> out;
+  out.ptr = Kokkos::View<offset_type*, MemorySpace>("tessera::group_ptr", static_cast<std::size_t>(num_groups) + 1);
+  out.keys = Kokkos::View<Key*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_keys"), n);
+  out.values = Kokkos::View<Value*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_values"), n);
+  auto ptr = out.ptr;
+  auto keys = out.keys;
+  auto vals = out.values;
+
+  Kokkos::parallel_for("tessera::group_count", range(exec, 0, n), KOKKOS_LAMBDA(const offset_type i) {
+    Kokkos::atomic_fetch_add(&ptr(primary(i) + 1), offset_type{1});
+  });
+  Kokkos::parallel_scan("tessera::group_scan", range(exec, 0, static_cast<offset_type>(num_groups) + 1),
+                        KOKKOS_LAMBDA(const offset_type g, offset_type& partial, const bool final) {
+                          partial += ptr(g);
+                          if (final) ptr(g) = partial;
+                        });
+  Kokkos::View<offset_type*, MemorySpace> cursor(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_cursor"),
+                                                 static_cast<std::size_t>(num_groups));
+  Kokkos::deep_copy(exec, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, static_cast<std::size_t>(num_groups))));
+  Kokkos::parallel_for("tessera::group_scatter", range(exec, 0, n), KOKKOS_LAMBDA(const offset_type i) {
+    const offset_type slot = Kokkos::atomic_fetch_add(&cursor(primary(i)), offset_type{1});
+    keys(slot) = secondary(i);
+    vals(slot) = values(i);
+  });
+  // Insertion sort: linear when the scatter already kept the order (always on Serial).
+  Kokkos::parallel_for("tessera::group_sort", range(exec, 0, num_groups), KOKKOS_LAMBDA(const local_index g) {
+    for (offset_type k = ptr(g) + 1; k < ptr(g + 1); ++k) {
+      const Key key = keys(k);
+      const Value value = vals(k);
+      offset_type j = k - 1;
+      while (j >= ptr(g) && key < keys(j)) {
+        keys(j + 1) = keys(j);
+        vals(j + 1) = vals(j);
+        --j;
+      }
+      keys(j + 1) = key;
+      vals(j + 1) = value;
+    }
+  });
+  return out;
+}
+
+/// Combine entries with equal keys inside each group (groups must be sorted by key).
+template <class ExecSpace, class Key, class Value, class MemorySpace, class Combine>
+grouped_entries<Key, Value, MemorySpace> combine_duplicates(const ExecSpace& exec,
+                                                            const grouped_entries<Key, Value, MemorySpace>& in,
+                                                            Combine combine) {
+  using range = Kokkos::RangePolicy<ExecSpace>;
+  const auto num_groups = static_cast<offset_type>(in.ptr.extent(0)) - 1;
+  auto in_ptr = in.ptr;
+  auto in_keys = in.keys;
+  auto in_vals = in.values;
+
+  offset_type duplicates = 0;
+  Kokkos::parallel_reduce("tessera::count_duplicates", range(exec, 0, num_groups),
+                          KOKKOS_LAMBDA(const offset_type g, offset_type& acc) {
+                            for (offset_type k = in_ptr(g) + 1; k < in_ptr(g + 1); ++k)
+                              if (in_keys(k) == in_keys(k - 1)) ++acc;
+                          },
+                          duplicates);
+  if (duplicates == 0) return in;
+
+  grouped_entries<Key, Value, MemorySpace> out;
+  out.ptr = Kokkos::View<offset_type*, MemorySpace>("tessera::merged_ptr", static_cast<std::size_t>(num_groups) + 1);
+  auto ptr = out.ptr;
+  Kokkos::parallel_for("tessera::count_unique", range(exec, 0, num_groups), KOKKOS_LAMBDA(const offset_type g) {
+    offset_type unique = 0;
+    for (offset_type k = in_ptr(g); k < in_ptr(g + 1); ++k)
+      if (k == in_ptr(g) || in_keys(k) != in_keys(k - 1)) ++unique;
+    ptr(g + 1) = unique;
+  });
+  Kokkos::parallel_scan("tessera::merged_scan", range(exec, 0, num_groups + 1),
+                        KOKKOS_LAMBDA(const offset_type g, offset_type& partial, const bool final) {
+                          partial += ptr(g);
+                          if (final) ptr(g) = partial;
+                        });
+  const offset_type n = static_cast<offset_type>(in_keys.extent(0)) - duplicates;
+  out.keys = Kokkos::View<Key*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::merged_keys"), n);
+  out.values = Kokkos::View<Value*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::merged_values"), n);
+  auto keys = out.keys;
+  auto vals = out.values;
+  Kokkos::parallel_for("tessera::merge", range(exec, 0, num_groups), KOKKOS_LAMBDA(const offset_type g) {
+    offset_type w = ptr(g) - 1;
+    for (offset_type k = in_ptr(g); k < in_ptr(g + 1); ++k) {
+      if (k == in_ptr(g) || in_keys(k) != in_keys(k - 1)) {
+        ++w;
+        keys(w) = in_keys(k);
+        vals(w) = in_vals(k);
+      } else {
+        vals(w) = combine(vals(w), in_vals(k));
+      }
+    }
+  });
+  return out;
+}
+
+/// The group index of every entry: the inverse of a pointer array.
+template <class ExecSpace, class MemorySpace>
+Kokkos::View<local_index*, MemorySpace> expand_groups(const ExecSpace& exec, Kokkos::View<const offset_type*, MemorySpace> ptr) {
+  const auto num_groups = static_cast<offset_type>(ptr.extent(0)) - 1;
+  offset_type n = 0;
+  exec.fence();
+  Kokkos::deep_copy(n, Kokkos::subview(ptr, static_cast<std::size_t>(num_groups)));
+  Kokkos::View<local_index*, MemorySpace> group(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_index"), n);
+  Kokkos::parallel_for("tessera::expand_groups", Kokkos::RangePolicy<ExecSpace>(exec, 0, num_groups),
+                       KOKKOS_LAMBDA(const offset_type g) {
+                         for (offset_type k = ptr(g); k < ptr(g + 1); ++k) group(k) = static_cast<local_index>(g);
+                       });
+  return group;
+}
+
+}  // namespace tessera::kernels

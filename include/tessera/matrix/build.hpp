@@ -1,0 +1,82 @@
+#pragma once
+/// @file
+/// Building a dist_matrix from (row, column, value) triplets held on any rank.
+
+#include "../core/combine.hpp"
+#include "../core/concepts/distribution.hpp"
+#include "../core/error.hpp"
+#include "detail/assemble.hpp"
+#include "detail/route.hpp"
+#include "redistribute.hpp"
+#include "triplets.hpp"
+
+#include <span>
+#include <vector>
+
+namespace tessera {
+
+/// Options of build_from_triplets.
+///
+/// @tparam Combine how duplicates are combined: any `T(T, T)` callable in the
+///         policy's execution space (default: summed).
+template <matrix_policy Policy, class Combine = combine::sum>
+struct build_options {
+  /// The distribution and its options (e.g. row_block{row_block::balance::nonzeros}).
+  typename Policy::distribution_type distribution{};
+  Combine combine{};
+};
+
+/// Build a distributed matrix from triplets that each rank holds (collective).
+///
+/// Every rank passes its own entries, which may belong to any rank and may
+/// repeat: they are routed to their owners with the policy's backend (traffic
+/// counted under the scope "build"), duplicates are combined, and columns are
+/// sorted within rows. No preallocation, no ordering required.
+///
+/// Raises tessera::error on every rank if any rank passes an index outside
+/// the shape, arrays of different lengths or a negative shape.
+template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
+[[nodiscard]] dist_matrix<T, Policy> build_from_triplets(const communicator& comm, global_index rows, global_index cols,
+                                                         std::span<const global_index> row_idx,
+                                                         std::span<const global_index> col_idx,
+                                                         std::span<const T> values,
+                                                         const build_options<Policy, Combine>& options = {}) {
+  const stats_scope scope(comm, "build");
+  const auto mapping = comm.collectively([&] {
+    TESSERA_REQUIRE(rows >= 0 && cols >= 0, invalid_argument, "build_from_triplets: negative shape {} x {}", rows, cols);
+    TESSERA_REQUIRE(row_idx.size() == values.size() && col_idx.size() == values.size(), invalid_argument,
+                    "build_from_triplets: {} rows, {} columns and {} values given; the three must be equally long",
+                    row_idx.size(), col_idx.size(), values.size());
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      TESSERA_REQUIRE(row_idx[k] >= 0 && row_idx[k] < rows, index_out_of_range,
+                      "build_from_triplets: entry {} has row {}, outside [0, {})", k, row_idx[k], rows);
+      TESSERA_REQUIRE(col_idx[k] >= 0 && col_idx[k] < cols, index_out_of_range,
+                      "build_from_triplets: entry {} has column {}, outside [0, {})", k, col_idx[k], cols);
+    }
+    return options.distribution.make_mapping(comm.size(), rows, cols);
+  });
+
+  const typename Policy::backend_type backend{};
+  auto owned = detail::route_to_owners<T>(comm, backend, mapping, row_idx, col_idx, values);
+  auto matrix = detail::assemble_owned<T, Policy>(comm, mapping, owned, options.combine);
+  owned = {};
+
+  if constexpr (rebalancing_distribution<typename Policy::distribution_type>) {
+    std::vector<offset_type> row_nnz = local_row_counts(matrix);
+    if (auto better = options.distribution.rebalance(comm, matrix.mapping(), row_nnz))
+      return redistribute(matrix, *better);
+  }
+  return matrix;
+}
+
+/// Overload taking a triplets<T> (collective).
+template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
+[[nodiscard]] dist_matrix<T, Policy> build_from_triplets(const communicator& comm, global_index rows, global_index cols,
+                                                         const triplets<T>& entries,
+                                                         const build_options<Policy, Combine>& options = {}) {
+  return build_from_triplets<T, Policy, Combine>(comm, rows, cols, std::span<const global_index>(entries.rows),
+                                                 std::span<const global_index>(entries.cols),
+                                                 std::span<const T>(entries.values), options);
+}
+
+}  // namespace tessera

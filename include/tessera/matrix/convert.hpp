@@ -1,0 +1,33 @@
+#pragma once
+/// @file
+/// Converting a dist_matrix to another storage policy (csr, csc, coo).
+
+#include "../core/policy.hpp"
+#include "dist_matrix.hpp"
+
+#include <concepts>
+
+namespace tessera {
+
+/// The same matrix, distribution and backend, stored as `NewStorage`.
+///
+/// Purely local (no communication): the block goes through sorted COO with
+/// Kokkos kernels in the policy's execution space.
+/// @code
+/// auto At = tessera::convert<tessera::csc>(A);
+/// @endcode
+template <class NewStorage, class T, class Policy>
+  requires storage_policy<NewStorage>
+[[nodiscard]] dist_matrix<T, rebind_storage_t<Policy, NewStorage>> convert(const dist_matrix<T, Policy>& a) {
+  using target = rebind_storage_t<Policy, NewStorage>;
+  if constexpr (std::same_as<NewStorage, typename Policy::storage_type>) {
+    return a;
+  } else {
+    const typename Policy::execution_space space{};
+    auto block = NewStorage::from_coo(space, Policy::storage_type::to_coo(space, a.local()));
+    space.fence();
+    return dist_matrix<T, target>(a.comm(), a.mapping(), std::move(block), a.col_map(), a.global_nnz());
+  }
+}
+
+}  // namespace tessera

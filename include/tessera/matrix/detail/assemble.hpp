@@ -1,0 +1,87 @@
+#pragma once
+/// @file
+/// Turning the entries a rank owns into its local block.
+
+#include "../../core/error.hpp"
+#include "../../kernels/bucket_sort.hpp"
+#include "../../storage/csr.hpp"
+#include "../dist_matrix.hpp"
+#include "../triplets.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <concepts>
+
+namespace tessera::detail {
+
+/// Collective: build the matrix from the entries this rank owns under `mapping`
+/// (global indices, any order, duplicates combined with `combine`).
+///
+/// The column map is built on the host (sort + unique of the columns); the
+/// grouping by row, the sort within rows and the combining of duplicates run
+/// as Kokkos kernels in the policy's execution space.
+template <class T, class Policy, class Combine>
+dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename Policy::mapping_type& mapping,
+                                      const triplets<T>& owned, Combine combine) {
+  using exec = typename Policy::execution_space;
+  using mem = typename Policy::memory_space;
+  using storage = typename Policy::storage_type;
+  using matrix = dist_matrix<T, Policy>;
+
+  auto [local, col_map] = comm.collectively([&] {
+    const int me = comm.rank();
+    const local_extents ext = mapping.extents(me);
+    TESSERA_REQUIRE(ext.rows <= INT_MAX, unsupported, "rank {} would own {} local rows; at most {} are supported", me,
+                    ext.rows, INT_MAX);
+    const std::size_t n = owned.size();
+
+    std::vector<global_index> distinct_cols(owned.cols);
+    std::sort(distinct_cols.begin(), distinct_cols.end());
+    distinct_cols.erase(std::unique(distinct_cols.begin(), distinct_cols.end()), distinct_cols.end());
+    TESSERA_REQUIRE(distinct_cols.size() <= static_cast<std::size_t>(INT_MAX), unsupported,
+                    "rank {} touches {} distinct columns; at most {} are supported", me, distinct_cols.size(), INT_MAX);
+
+    Kokkos::View<local_index*, Kokkos::HostSpace> h_rows(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rows"), n);
+    Kokkos::View<local_index*, Kokkos::HostSpace> h_cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "cols"), n);
+    Kokkos::View<T*, Kokkos::HostSpace> h_vals(Kokkos::view_alloc(Kokkos::WithoutInitializing, "vals"), n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const local_coordinate lc = mapping.to_local(owned.rows[k], owned.cols[k]);
+      TESSERA_REQUIRE(lc.rank == me, internal, "entry ({}, {}) reached rank {} but belongs to rank {}", owned.rows[k],
+                      owned.cols[k], me, lc.rank);
+      h_rows(k) = static_cast<local_index>(lc.row);
+      h_cols(k) = static_cast<local_index>(
+          std::lower_bound(distinct_cols.begin(), distinct_cols.end(), owned.cols[k]) - distinct_cols.begin());
+      h_vals(k) = owned.values[k];
+    }
+    Kokkos::View<global_index*, Kokkos::HostSpace> h_col_map(distinct_cols.data(), distinct_cols.size());
+
+    auto rows = Kokkos::create_mirror_view_and_copy(mem{}, h_rows);
+    auto cols = Kokkos::create_mirror_view_and_copy(mem{}, h_cols);
+    auto vals = Kokkos::create_mirror_view_and_copy(mem{}, h_vals);
+    Kokkos::View<global_index*, mem> col_map(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::col_map"),
+                                             distinct_cols.size());
+    Kokkos::deep_copy(col_map, h_col_map);
+
+    const exec space{};
+    const auto num_rows = static_cast<local_index>(ext.rows);
+    const auto num_cols = static_cast<local_index>(distinct_cols.size());
+    auto grouped = kernels::combine_duplicates(
+        space,
+        kernels::group_and_sort<exec, local_index, T, mem>(space, num_rows, rows, cols, vals),
+        combine);
+    typename matrix::local_block_type block;
+    if constexpr (std::same_as<storage, csr>) {
+      block = {num_rows, num_cols, grouped.ptr, grouped.keys, grouped.values};
+    } else {
+      auto row_idx = kernels::expand_groups<exec, mem>(space, grouped.ptr);
+      block = storage::from_coo(space, coo_block<T, mem>{num_rows, num_cols, row_idx, grouped.keys, grouped.values});
+    }
+    space.fence();
+    return std::pair{block, col_map};
+  });
+  return matrix(comm, mapping, std::move(local), std::move(col_map));
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,76 @@
+#pragma once
+/// @file
+/// Sending (row, column, value) entries to the ranks that own them.
+
+#include "../../comm/buckets.hpp"
+#include "../../comm/communicator.hpp"
+#include "../../core/concepts/backend.hpp"
+#include "../../core/concepts/distribution.hpp"
+#include "../../core/index_types.hpp"
+#include "../triplets.hpp"
+
+#include <cstring>
+#include <span>
+
+namespace tessera::detail {
+
+/// Wire format of one routed entry: row, column, value, packed without padding.
+template <class T>
+struct entry_record {
+  static constexpr std::size_t size = 2 * sizeof(global_index) + sizeof(T);
+
+  static void write(std::byte* at, global_index row, global_index col, const T& value) {
+    std::memcpy(at, &row, sizeof row);
+    std::memcpy(at + sizeof row, &col, sizeof col);
+    std::memcpy(at + 2 * sizeof row, &value, sizeof(T));
+  }
+  static void read(const std::byte* at, global_index& row, global_index& col, T& value) {
+    std::memcpy(&row, at, sizeof row);
+    std::memcpy(&col, at + sizeof row, sizeof col);
+    std::memcpy(&value, at + 2 * sizeof row, sizeof(T));
+  }
+};
+
+/// Collective: every entry goes to `mapping.owner(row, col)`; returns the entries this rank owns
+/// (global indices), in the order of their source ranks.
+template <class T, communication_backend Backend, distribution_mapping Mapping>
+triplets<T> route_to_owners(const communicator& comm, const Backend& backend, const Mapping& mapping,
+                            std::span<const global_index> rows, std::span<const global_index> cols,
+                            std::span<const T> values) {
+  using record = entry_record<T>;
+  const std::size_t n = values.size();
+  buckets<std::byte> outgoing = comm.collectively([&] {
+    std::vector<int> dest(n);
+    bucket_builder<std::byte> builder(comm.size());
+    for (std::size_t k = 0; k < n; ++k) {
+      dest[k] = mapping.owner(rows[k], cols[k]);
+      builder.count(dest[k], record::size);
+    }
+    builder.allocate();
+    std::vector<std::size_t> cursor(static_cast<std::size_t>(comm.size()));
+    buckets<std::byte> out = std::move(builder).finish();
+    for (int r = 0; r < comm.size(); ++r) cursor[static_cast<std::size_t>(r)] = out.offsets[static_cast<std::size_t>(r)];
+    for (std::size_t k = 0; k < n; ++k) {
+      auto& at = cursor[static_cast<std::size_t>(dest[k])];
+      record::write(out.data.data() + at, rows[k], cols[k], values[k]);
+      at += record::size;
+    }
+    return out;
+  });
+
+  buckets<std::byte> incoming = backend.exchange(comm, outgoing);
+  outgoing = {};
+
+  return comm.collectively([&] {
+    triplets<T> mine;
+    const std::size_t count = incoming.data.size() / record::size;
+    mine.rows.resize(count);
+    mine.cols.resize(count);
+    mine.values.resize(count);
+    for (std::size_t k = 0; k < count; ++k)
+      record::read(incoming.data.data() + k * record::size, mine.rows[k], mine.cols[k], mine.values[k]);
+    return mine;
+  });
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,99 @@
+#pragma once
+/// @file
+/// dist_dense<T, Policy>: a block of k dense vectors, distributed by rows.
+
+#include "../comm/communicator.hpp"
+#include "../core/concepts/distribution.hpp"
+#include "../core/error.hpp"
+#include "../core/policy.hpp"
+#include "dist_matrix.hpp"
+#include "gather.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <optional>
+#include <vector>
+
+namespace tessera {
+
+/// A rows x k dense block, each rank holding whole rows.
+///
+/// The local part is a row-major (LayoutRight) View in the policy's memory
+/// space, so the k values of one row are contiguous: the layout SpMM streams.
+template <matrix_value T, matrix_policy Policy>
+  requires row_distribution_mapping<typename Policy::mapping_type>
+class dist_dense {
+ public:
+  using value_type = T;
+  using policy_type = Policy;
+  using mapping_type = typename Policy::mapping_type;
+  using memory_space = typename Policy::memory_space;
+  using execution_space = typename Policy::execution_space;
+  using view_type = Kokkos::View<T**, Kokkos::LayoutRight, memory_space>;
+
+  /// rows x num_vectors, rows split by the policy's default distribution, zero-filled.
+  dist_dense(const communicator& comm, global_index rows, global_index num_vectors,
+             typename Policy::distribution_type distribution = {})
+      : dist_dense(comm, checked_mapping(comm, distribution, rows, num_vectors)) {}
+
+  /// Rows split as in `rows_like` (e.g. the row mapping of a matrix), num_vectors columns, zero-filled.
+  dist_dense(const communicator& comm, const mapping_type& rows_like, global_index num_vectors)
+      requires std::constructible_from<mapping_type, std::vector<global_index>, global_index>
+      : dist_dense(comm, mapping_type(rows_like.row_offsets(), num_vectors)) {}
+
+  /// Fill from a host function f(global_row, column) -> T (not collective).
+  template <class F>
+  void fill(F&& f) {
+    auto host = Kokkos::create_mirror_view(local_);
+    const global_index first = mapping_.row_begin(comm_.rank());
+    for (std::size_t i = 0; i < host.extent(0); ++i)
+      for (std::size_t j = 0; j < host.extent(1); ++j)
+        host(i, j) = f(first + static_cast<global_index>(i), static_cast<global_index>(j));
+    Kokkos::deep_copy(local_, host);
+  }
+  /// Set every entry to `value` (not collective).
+  void fill(T value) { Kokkos::deep_copy(local_, value); }
+
+  [[nodiscard]] global_index num_rows() const noexcept { return mapping_.global_rows(); }
+  [[nodiscard]] global_index num_vectors() const noexcept { return mapping_.global_cols(); }
+  [[nodiscard]] local_index local_rows() const noexcept { return static_cast<local_index>(local_.extent(0)); }
+  [[nodiscard]] global_index row_begin() const noexcept { return mapping_.row_begin(comm_.rank()); }
+  [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
+  [[nodiscard]] const mapping_type& mapping() const noexcept { return mapping_; }
+  [[nodiscard]] const view_type& local() const noexcept { return local_; }
+
+  /// The whole block, row-major, on `root` (nothing elsewhere). Collective.
+  [[nodiscard]] std::optional<std::vector<T>> gather_to_root(int root = 0) const {
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, local_);
+    std::vector<T> mine(host.data(), host.data() + host.size());
+    auto all = detail::gather_vector(comm_, mine, root, false);
+    if (comm_.rank() != root) return std::nullopt;
+    return all;
+  }
+
+ private:
+  dist_dense(const communicator& comm, mapping_type mapping) : comm_(comm), mapping_(std::move(mapping)) {
+    comm_.collectively([&] {
+      TESSERA_REQUIRE(mapping_.num_ranks() == comm_.size(), dimension_mismatch,
+                      "dist_dense: the mapping is for {} ranks but the communicator has {}", mapping_.num_ranks(),
+                      comm_.size());
+    });
+    const local_extents ext = mapping_.extents(comm_.rank());
+    local_ = view_type("tessera::dist_dense", static_cast<std::size_t>(ext.rows), static_cast<std::size_t>(ext.cols));
+  }
+
+  static mapping_type checked_mapping(const communicator& comm, const typename Policy::distribution_type& distribution,
+                                      global_index rows, global_index num_vectors) {
+    return comm.collectively([&] {
+      TESSERA_REQUIRE(rows >= 0 && num_vectors >= 0, invalid_argument, "dist_dense: negative shape {} x {}", rows,
+                      num_vectors);
+      return distribution.make_mapping(comm.size(), rows, num_vectors);
+    });
+  }
+
+  communicator comm_;
+  mapping_type mapping_;
+  view_type local_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,106 @@
+#pragma once
+/// @file
+/// dist_matrix<T, Policy>: a sparse matrix distributed over the ranks of a communicator.
+
+#include "../comm/communicator.hpp"
+#include "../core/error.hpp"
+#include "../core/index_types.hpp"
+#include "../core/policy.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <climits>
+#include <type_traits>
+#include <utility>
+
+namespace tessera {
+
+/// Value types a dist_matrix may hold.
+template <class T>
+concept matrix_value = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+
+/// A distributed sparse matrix.
+///
+/// Each rank holds the entries its distribution assigns to it in a local block
+/// of the policy's storage format, on Views in the policy's memory space. The
+/// block's column indices are compressed: local column c is global column
+/// `col_map()(c)`, and col_map is sorted, so column order is preserved. Local
+/// rows map to global rows through the distribution's mapping.
+///
+/// Build one with build_from_triplets, read_matrix_market or a generator.
+template <matrix_value T, matrix_policy Policy>
+class dist_matrix {
+ public:
+  using value_type = T;
+  using policy_type = Policy;
+  using distribution_type = typename Policy::distribution_type;
+  using storage_type = typename Policy::storage_type;
+  using backend_type = typename Policy::backend_type;
+  using execution_space = typename Policy::execution_space;
+  using memory_space = typename Policy::memory_space;
+  using device_type = typename Policy::device_type;
+  using mapping_type = typename Policy::mapping_type;
+  using local_block_type = typename storage_type::template block<T, memory_space>;
+  using col_map_type = Kokkos::View<global_index*, memory_space>;
+
+  /// Adopt a local block (collective: computes the global nonzero count).
+  ///
+  /// @param local    this rank's entries; column indices are positions in `col_map`
+  /// @param col_map  sorted, distinct global columns of this rank's entries
+  dist_matrix(communicator comm, mapping_type mapping, local_block_type local, col_map_type col_map)
+      : comm_(std::move(comm)), mapping_(std::move(mapping)), local_(std::move(local)), col_map_(std::move(col_map)) {
+    comm_.collectively([&] { check_local_shape(); });
+    global_nnz_ = comm_.sum(local_.nnz());
+  }
+
+  /// Adopt a local block whose global nonzero count is already known (not collective).
+  dist_matrix(communicator comm, mapping_type mapping, local_block_type local, col_map_type col_map, offset_type global_nnz)
+      : comm_(std::move(comm)),
+        mapping_(std::move(mapping)),
+        local_(std::move(local)),
+        col_map_(std::move(col_map)),
+        global_nnz_(global_nnz) {
+    check_local_shape();
+  }
+
+  [[nodiscard]] global_index num_rows() const noexcept { return mapping_.global_rows(); }
+  [[nodiscard]] global_index num_cols() const noexcept { return mapping_.global_cols(); }
+  [[nodiscard]] offset_type global_nnz() const noexcept { return global_nnz_; }
+  [[nodiscard]] offset_type local_nnz() const noexcept { return local_.nnz(); }
+  [[nodiscard]] local_index local_rows() const noexcept { return local_.num_rows(); }
+  /// Number of distinct global columns this rank's entries touch.
+  [[nodiscard]] local_index local_cols() const noexcept { return local_.num_cols(); }
+
+  [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
+  [[nodiscard]] const mapping_type& mapping() const noexcept { return mapping_; }
+  [[nodiscard]] const local_block_type& local() const noexcept { return local_; }
+  /// Local column -> global column, on the policy's memory space.
+  [[nodiscard]] const col_map_type& col_map() const noexcept { return col_map_; }
+
+  /// Global index of local row `li` of this rank.
+  [[nodiscard]] global_index global_row(global_index li) const noexcept {
+    return mapping_.to_global(comm_.rank(), li, 0).row;
+  }
+
+ private:
+  void check_local_shape() const {
+    const local_extents ext = mapping_.extents(comm_.rank());
+    TESSERA_REQUIRE(mapping_.num_ranks() == comm_.size(), dimension_mismatch,
+                    "dist_matrix: the mapping is for {} ranks but the communicator has {}", mapping_.num_ranks(),
+                    comm_.size());
+    TESSERA_REQUIRE(ext.rows == local_.num_rows(), dimension_mismatch,
+                    "dist_matrix: the local block has {} rows but the distribution gives this rank {}",
+                    local_.num_rows(), ext.rows);
+    TESSERA_REQUIRE(static_cast<offset_type>(col_map_.extent(0)) == local_.num_cols(), dimension_mismatch,
+                    "dist_matrix: the local block has {} columns but the column map has {}", local_.num_cols(),
+                    col_map_.extent(0));
+  }
+
+  communicator comm_;
+  mapping_type mapping_;
+  local_block_type local_;
+  col_map_type col_map_;
+  offset_type global_nnz_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,55 @@
+#pragma once
+/// @file
+/// Moving a dist_matrix onto another mapping of the same distribution.
+
+#include "../core/combine.hpp"
+#include "../core/error.hpp"
+#include "detail/assemble.hpp"
+#include "detail/route.hpp"
+#include "dist_matrix.hpp"
+#include "local_triplets.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <vector>
+
+namespace tessera {
+
+/// Number of entries in each local row of this rank (not collective).
+template <class T, class Policy>
+[[nodiscard]] std::vector<offset_type> local_row_counts(const dist_matrix<T, Policy>& a) {
+  const typename Policy::execution_space space{};
+  const auto coo = Policy::storage_type::to_coo(space, a.local());
+  space.fence();
+  auto rows = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, coo.row_idx);
+  std::vector<offset_type> counts(static_cast<std::size_t>(a.local_rows()), 0);
+  for (std::size_t k = 0; k < rows.extent(0); ++k) ++counts[static_cast<std::size_t>(rows(k))];
+  return counts;
+}
+
+/// The same matrix on another mapping (collective; traffic under the scope "redistribute").
+///
+/// Entries are routed straight to their new owners with the policy's backend;
+/// each entry moves at most once.
+template <class T, class Policy>
+[[nodiscard]] dist_matrix<T, Policy> redistribute(const dist_matrix<T, Policy>& a,
+                                                  const typename Policy::mapping_type& target) {
+  const communicator& comm = a.comm();
+  const stats_scope scope(comm, "redistribute");
+  comm.collectively([&] {
+    TESSERA_REQUIRE(target.global_rows() == a.num_rows() && target.global_cols() == a.num_cols(), dimension_mismatch,
+                    "redistribute: the target mapping is {} x {} but the matrix is {} x {}", target.global_rows(),
+                    target.global_cols(), a.num_rows(), a.num_cols());
+    TESSERA_REQUIRE(target.num_ranks() == comm.size(), dimension_mismatch,
+                    "redistribute: the target mapping is for {} ranks but the communicator has {}", target.num_ranks(),
+                    comm.size());
+  });
+  const auto mine = comm.collectively([&] { return local_triplets(a); });
+  const typename Policy::backend_type backend{};
+  const auto owned = detail::route_to_owners<T>(comm, backend, target, std::span<const global_index>(mine.rows),
+                                                std::span<const global_index>(mine.cols), std::span<const T>(mine.values));
+  // Entries are already distinct, so no combining happens.
+  return detail::assemble_owned<T, Policy>(comm, target, owned, combine::any{});
+}
+
+}  // namespace tessera
