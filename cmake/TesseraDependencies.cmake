@@ -1,6 +1,8 @@
 # Finds everything tessera's headers need, for the build tree and for installed
-# packages alike: MPI (C bindings), fmt, Kokkos and Kokkos-Kernels.
+# packages alike: MPI (its C API), fmt, Kokkos and Kokkos-Kernels.
 include(CMakeFindDependencyMacro)
-find_dependency(MPI COMPONENTS C)
+# The C API through the C++ compiler: tessera never uses MPI's deprecated C++ bindings.
+set(MPI_CXX_SKIP_MPICXX ON CACHE BOOL "Skip MPI's C++ bindings")
+find_dependency(MPI COMPONENTS CXX)
 find_dependency(fmt)
 include("${CMAKE_CURRENT_LIST_DIR}/TesseraFindKokkos.cmake")

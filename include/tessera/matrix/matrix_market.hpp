@@ -98,10 +98,8 @@ triplets<T> parse_entries(const std::string& path, const matrix_market_header& h
   triplets<T> out;
   std::string_view text(chunk.text);
   global_index line_number = chunk.first_line;
-  auto fail = [&](auto&&... what) {
-    throw error(error_kind::parse_error,
-                fmt::format("{}:{}: {}", path, line_number, fmt::format(std::forward<decltype(what)>(what)...)),
-                __FILE__, __LINE__);
+  auto fail = [&](const std::string& what) {
+    throw error(error_kind::parse_error, fmt::format("{}:{}: {}", path, line_number, what), __FILE__, __LINE__);
   };
   while (!text.empty()) {
     const auto nl = text.find('\n');
@@ -117,9 +115,9 @@ triplets<T> parse_entries(const std::string& path, const matrix_market_header& h
     const auto row = parse_value<global_index>(first, ok_row);
     const auto col_token = next_token(rest);
     const auto col = parse_value<global_index>(col_token, ok_col);
-    if (!ok_row || !ok_col) fail("expected 'row column{}', found '{}'", h.field == mm_field::pattern ? "" : " value", line);
-    if (row < 1 || row > h.rows) fail("row index {} is outside [1, {}]", row, h.rows);
-    if (col < 1 || col > h.cols) fail("column index {} is outside [1, {}]", col, h.cols);
+    if (!ok_row || !ok_col) fail(fmt::format("expected 'row column{}', found '{}'", h.field == mm_field::pattern ? "" : " value", line));
+    if (row < 1 || row > h.rows) fail(fmt::format("row index {} is outside [1, {}]", row, h.rows));
+    if (col < 1 || col > h.cols) fail(fmt::format("column index {} is outside [1, {}]", col, h.cols));
     T value{1};
     if (h.field != mm_field::pattern) {
       const auto token = next_token(rest);
@@ -131,11 +129,11 @@ triplets<T> parse_entries(const std::string& path, const matrix_market_header& h
         const auto v = parse_value<double>(token, ok);
         value = static_cast<T>(v);
       }
-      if (!ok) fail("expected a {} value, found '{}'", to_string(h.field), token);
+      if (!ok) fail(fmt::format("expected a {} value, found '{}'", to_string(h.field), token));
     }
-    if (!next_token(rest).empty()) fail("unexpected text after the entry: '{}'", line);
+    if (!next_token(rest).empty()) fail(fmt::format("unexpected text after the entry: '{}'", line));
     const global_index i = row - 1, j = col - 1;
-    if (h.symmetry == mm_symmetry::skew_symmetric && i == j) fail("a skew-symmetric matrix cannot have diagonal entry ({}, {})", row, col);
+    if (h.symmetry == mm_symmetry::skew_symmetric && i == j) fail(fmt::format("a skew-symmetric matrix cannot have diagonal entry ({}, {})", row, col));
     out.push_back(i, j, value);
     if (h.symmetry != mm_symmetry::general && i != j)
       out.push_back(j, i, h.symmetry == mm_symmetry::skew_symmetric ? static_cast<T>(-value) : value);

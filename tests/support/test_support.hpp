@@ -1,0 +1,42 @@
+#pragma once
+// Shared helpers of tessera's MPI tests.
+#include <doctest/doctest.h>
+
+#include <tessera/tessera.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+#include <string>
+
+namespace tessera::test {
+
+/// The world communicator of the running test program.
+inline const communicator& world() {
+  static const communicator comm = communicator::duplicate(MPI_COMM_WORLD);
+  return comm;
+}
+
+using csr_policy = policy<row_block, csr, mpi_p2p>;
+using csc_policy = policy<row_block, csc, mpi_p2p>;
+using coo_policy = policy<row_block, coo, mpi_p2p>;
+
+/// A path in a per-test scratch folder that every rank agrees on (rank 0's pid).
+inline std::string scratch_path(const std::string& name) {
+  std::vector<long> pid{static_cast<long>(::getpid())};
+  world().broadcast(pid, 0);
+  const auto dir = std::filesystem::temp_directory_path() / ("tessera-test-" + std::to_string(pid[0]));
+  if (world().rank() == 0) std::filesystem::create_directories(dir);
+  world().barrier();
+  return (dir / name).string();
+}
+
+/// Check a distributed matrix against a serial reference; the message names the first difference.
+template <class T, class Policy>
+void require_equal(const dist_matrix<T, Policy>& a, const host_csr<T>& reference, double tolerance = 0.0) {
+  const auto result = compare(a, reference, tolerance);
+  INFO("first difference: " << result.difference);
+  REQUIRE(result.equal);
+}
+
+}  // namespace tessera::test

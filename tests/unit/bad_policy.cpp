@@ -1,0 +1,8 @@
+// Must NOT compile: `int` is not a storage policy. The test expects tessera's
+// static_assert message in the compiler output.
+#include <tessera/tessera.hpp>
+
+int main() {
+  using bad = tessera::policy<tessera::row_block, int, tessera::mpi_p2p>;
+  return sizeof(bad);
+}
