@@ -14,6 +14,7 @@ function(run)
   endif()
 endfunction()
 
+string(REPLACE "|" ";" MPIEXEC "${MPIEXEC}")  # the launcher and its flags, joined by the caller
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 run(${CMAKE_COMMAND} --install ${TESSERA_BINARY_DIR} --prefix ${prefix})

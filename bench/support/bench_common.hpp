@@ -1,0 +1,100 @@
+#pragma once
+// Shared by tessera's benchmarks: the command line of the brief's conventions,
+// input matrices, timing (median over reps after a warm-up, max over ranks)
+// and one JSON line per measurement.
+#include <tessera/tessera.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera::bench {
+
+struct args {
+  std::string matrix_path;
+  int rmat_scale = -1;
+  int edge_factor = 16;
+  global_index laplacian_n = -1;
+  global_index random_n = -1;
+  int nnz_per_row = 8;
+  std::uint64_t seed = 1;
+  int reps = 5;
+  std::string backend = "p2p";
+};
+
+[[noreturn]] inline void usage(const char* program, int code) {
+  fmt::print(code == 0 ? stdout : stderr,
+             "usage: {} (--matrix FILE.mtx | --rmat SCALE [--edge-factor 16] | --laplacian N | --random N "
+             "[--nnz-per-row K]) [--seed S] [--reps N] [--backend p2p]\n",
+             program);
+  std::exit(code);
+}
+
+inline args parse(int argc, char** argv) {
+  args a;
+  for (int k = 1; k < argc; ++k) {
+    const std::string_view arg = argv[k];
+    auto value = [&]() -> std::string {
+      if (k + 1 >= argc) usage(argv[0], 2);
+      return argv[++k];
+    };
+    if (arg == "--matrix") a.matrix_path = value();
+    else if (arg == "--rmat") a.rmat_scale = std::stoi(value());
+    else if (arg == "--edge-factor") a.edge_factor = std::stoi(value());
+    else if (arg == "--laplacian") a.laplacian_n = std::stoll(value());
+    else if (arg == "--random") a.random_n = std::stoll(value());
+    else if (arg == "--nnz-per-row") a.nnz_per_row = std::stoi(value());
+    else if (arg == "--seed") a.seed = std::stoull(value());
+    else if (arg == "--reps") a.reps = std::max(1, std::stoi(value()));
+    else if (arg == "--backend") a.backend = value();
+    else if (arg == "--help" || arg == "-h") usage(argv[0], 0);
+    else usage(argv[0], 2);
+  }
+  if (a.matrix_path.empty() && a.rmat_scale < 0 && a.laplacian_n < 0 && a.random_n < 0) a.rmat_scale = 14;
+  return a;
+}
+
+/// A short name of the input for the JSON line.
+inline std::string matrix_name(const args& a) {
+  if (!a.matrix_path.empty()) return a.matrix_path;
+  if (a.rmat_scale >= 0) return fmt::format("rmat{}-ef{}", a.rmat_scale, a.edge_factor);
+  if (a.laplacian_n >= 0) return fmt::format("laplacian{}", a.laplacian_n);
+  return fmt::format("random{}-k{}", a.random_n, a.nnz_per_row);
+}
+
+template <class T, class Policy>
+dist_matrix<T, Policy> input_matrix(const communicator& comm, const args& a) {
+  if (!a.matrix_path.empty()) return read_matrix_market<T, Policy>(comm, a.matrix_path);
+  if (a.rmat_scale >= 0) return generate::rmat<T, Policy>(comm, a.rmat_scale, a.edge_factor, a.seed);
+  if (a.laplacian_n >= 0) return generate::laplacian_2d<T, Policy>(comm, a.laplacian_n);
+  return generate::uniform_random<T, Policy>(comm, a.random_n, a.random_n, a.nnz_per_row, a.seed);
+}
+
+/// Median over `reps` timed runs after one warm-up; each run's time is the slowest rank's.
+template <class F>
+double median_seconds(const communicator& comm, int reps, F&& run) {
+  run();
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) {
+    comm.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    times.push_back(comm.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// Peak resident memory of the largest rank, in MiB (collective).
+inline double peak_rss_mb(const communicator& comm) {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return comm.max(static_cast<double>(usage.ru_maxrss) / 1024.0);
+}
+
+}  // namespace tessera::bench

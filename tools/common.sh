@@ -1,0 +1,9 @@
+# Shared by tools/*.sh: the repository root and an mpiexec command line that
+# works as root and with more ranks than cores (Open MPI refuses both by default).
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mpiexec_cmd=(mpiexec)
+if mpiexec --version 2>/dev/null | grep -qE "Open MPI|OpenRTE"; then
+  mpiexec_cmd+=(--oversubscribe)
+  [ "$(id -u)" -eq 0 ] && mpiexec_cmd+=(--allow-run-as-root)
+fi
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
