@@ -107,3 +107,22 @@ TEST_CASE("traffic counters are per scope, resettable and printable") {
   comm.stats().reset();
   CHECK(comm.stats().total() == traffic{});
 }
+
+TEST_CASE("adopting a local block that does not fit the mapping fails on every rank") {
+  const auto& comm = test::world();
+  using block = csr_block<double, Kokkos::DefaultExecutionSpace::memory_space>;
+  const row_block::mapping m(comm.size(), 3 * static_cast<global_index>(comm.size()), 4);
+  // Every rank should own 3 rows; the last rank claims 5.
+  const local_index rows = comm.rank() == comm.size() - 1 ? 5 : 3;
+  block b{rows, 0, Kokkos::View<offset_type*, block::memory_space>("row_ptr", static_cast<std::size_t>(rows) + 1),
+          Kokkos::View<local_index*, block::memory_space>("col_idx", 0), Kokkos::View<double*, block::memory_space>("values", 0)};
+  Kokkos::View<global_index*, block::memory_space> col_map("col_map", 0);
+  try {
+    dist_matrix<double, test::csr_policy> a(comm, m, b, col_map);
+    FAIL("no exception");
+  } catch (const error& e) {
+    CHECK(e.kind() == error_kind::dimension_mismatch);
+    CHECK(e.origin_rank() == comm.size() - 1);
+    CHECK(e.message().find("5 rows") != std::string::npos);
+  }
+}

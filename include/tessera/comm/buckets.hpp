@@ -57,6 +57,14 @@ class bucket_builder {
 
   void push(int rank, const T& record) { result_.data[cursor_[static_cast<std::size_t>(rank)]++] = record; }
 
+  /// Room for the next `n` elements of bucket `rank`, for records the caller serialises itself.
+  [[nodiscard]] T* claim(int rank, std::size_t n) {
+    auto& at = cursor_[static_cast<std::size_t>(rank)];
+    T* where = result_.data.data() + at;
+    at += n;
+    return where;
+  }
+
   [[nodiscard]] buckets<T> finish() && { return std::move(result_); }
 
  private:

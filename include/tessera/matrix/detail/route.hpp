@@ -47,15 +47,8 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
       builder.count(dest[k], record::size);
     }
     builder.allocate();
-    std::vector<std::size_t> cursor(static_cast<std::size_t>(comm.size()));
-    buckets<std::byte> out = std::move(builder).finish();
-    for (int r = 0; r < comm.size(); ++r) cursor[static_cast<std::size_t>(r)] = out.offsets[static_cast<std::size_t>(r)];
-    for (std::size_t k = 0; k < n; ++k) {
-      auto& at = cursor[static_cast<std::size_t>(dest[k])];
-      record::write(out.data.data() + at, rows[k], cols[k], values[k]);
-      at += record::size;
-    }
-    return out;
+    for (std::size_t k = 0; k < n; ++k) record::write(builder.claim(dest[k], record::size), rows[k], cols[k], values[k]);
+    return std::move(builder).finish();
   });
 
   buckets<std::byte> incoming = backend.exchange(comm, outgoing);
