@@ -222,16 +222,19 @@ struct traffic_summary {
   traffic max_per_rank; ///< the largest rank's count (messages and bytes maximised separately)
 };
 
+/// Reduce one rank-local traffic count over all ranks (collective).
+[[nodiscard]] inline traffic_summary reduce_traffic(const communicator& comm, const traffic& mine) {
+  return {{comm.sum(mine.messages), comm.sum(mine.bytes)}, {comm.max(mine.messages), comm.max(mine.bytes)}};
+}
+
 /// Reduce one scope's counters over all ranks (collective).
 [[nodiscard]] inline traffic_summary reduce_traffic(const communicator& comm, const std::string& scope) {
-  const traffic mine = comm.stats().of(scope);
-  return {{comm.sum(mine.messages), comm.sum(mine.bytes)}, {comm.max(mine.messages), comm.max(mine.bytes)}};
+  return reduce_traffic(comm, comm.stats().of(scope));
 }
 
 /// Reduce the all-scope totals over all ranks (collective).
 [[nodiscard]] inline traffic_summary reduce_traffic(const communicator& comm) {
-  const traffic mine = comm.stats().total();
-  return {{comm.sum(mine.messages), comm.sum(mine.bytes)}, {comm.max(mine.messages), comm.max(mine.bytes)}};
+  return reduce_traffic(comm, comm.stats().total());
 }
 
 }  // namespace tessera
