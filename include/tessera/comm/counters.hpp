@@ -62,10 +62,6 @@ class comm_stats {
   void pop_scope() {
     if (!scopes_.empty()) scopes_.pop_back();
   }
-  [[nodiscard]] const std::string& current_scope() const {
-    static const std::string other = "other";
-    return scopes_.empty() ? other : scopes_.back();
-  }
 
  private:
   std::map<std::string, traffic> by_scope_;
