@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   tessera::environment env(argc, argv);
   const auto& comm = env.world();
   const auto args = tessera::bench::parse(argc, argv);
-  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_p2p>;
+  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
   if (args.backend != "p2p") {
     if (comm.rank() == 0) fmt::print(stderr, "bench_build: backend '{}' is not available yet (p2p)\n", args.backend);
     return 2;

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   tessera::environment env(argc, argv);
   const auto& comm = env.world();
   const options opt = parse(argc, argv);
-  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_p2p>;
+  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
 
   int status = 0;
   {

@@ -14,7 +14,14 @@
 #include "comm/buckets.hpp"
 #include "comm/communicator.hpp"
 #include "comm/counters.hpp"
-#include "comm/mpi_p2p.hpp"
+#include "comm/aggregator.hpp"
+#include "comm/conveyor.hpp"
+#include "comm/mailbox.hpp"
+#include "comm/mpi_rma.hpp"
+#include "comm/personalised_exchange.hpp"
+#include "comm/progress_rank.hpp"
+#include "comm/request.hpp"
+#include "comm/segment.hpp"
 
 #include "distribution/row_block.hpp"
 

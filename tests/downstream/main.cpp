@@ -3,7 +3,7 @@
 
 int main(int argc, char** argv) {
   tessera::environment env(argc, argv);
-  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_p2p>;
+  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
   const auto A = tessera::generate::laplacian_2d<double, P>(env.world(), 8);
   const tessera::offset_type expected = 5 * 64 - 4 * 8;
   if (env.world().rank() == 0) fmt::print("downstream: {} x {}, {} nonzeros\n", A.num_rows(), A.num_cols(), A.global_nnz());

@@ -17,9 +17,9 @@ inline const communicator& world() {
   return comm;
 }
 
-using csr_policy = policy<row_block, csr, mpi_p2p>;
-using csc_policy = policy<row_block, csc, mpi_p2p>;
-using coo_policy = policy<row_block, coo, mpi_p2p>;
+using csr_policy = policy<row_block, csr, mpi_rma>;
+using csc_policy = policy<row_block, csc, mpi_rma>;
+using coo_policy = policy<row_block, coo, mpi_rma>;
 
 /// A path in a per-test scratch folder that every rank agrees on (rank 0's pid).
 inline std::string scratch_path(const std::string& name) {

@@ -3,6 +3,6 @@
 #include <tessera/tessera.hpp>
 
 int main() {
-  using bad = tessera::policy<tessera::row_block, int, tessera::mpi_p2p>;
+  using bad = tessera::policy<tessera::row_block, int, tessera::mpi_rma>;
   return sizeof(bad);
 }

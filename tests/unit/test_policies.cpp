@@ -31,11 +31,13 @@ static_assert(distribution_policy<all_on_root>);
 static_assert(!rebalancing_distribution<all_on_root>);
 static_assert(storage_policy<csr> && storage_policy<csc> && storage_policy<coo>);
 static_assert(!storage_policy<int>);
-static_assert(communication_backend<mpi_p2p>);
+static_assert(communication_backend<mpi_rma>);
+static_assert(communication_backend<aggregator>);
+static_assert(communication_backend<progress_rank>);
 static_assert(!communication_backend<csr>);
 static_assert(std::same_as<rebind_storage_t<test::csr_policy, csc>, test::csc_policy>);
 static_assert(std::same_as<rebind_storage_t<test::csc_policy, csr>, test::csr_policy>);
-static_assert(std::same_as<rebind_backend_t<test::csr_policy, mpi_p2p>, test::csr_policy>);
+static_assert(std::same_as<rebind_backend_t<test::csr_policy, mpi_rma>, test::csr_policy>);
 
 TEST_CASE("row_block splits rows evenly, the first rows % P ranks one more") {
   const row_block::mapping m(4, 10, 7);
@@ -71,7 +73,7 @@ TEST_CASE("row_block rejects malformed explicit offsets") {
 }
 
 TEST_CASE("a user-defined distribution works with build_from_triplets") {
-  using P = policy<all_on_root, csr, mpi_p2p>;
+  using P = policy<all_on_root, csr, mpi_rma>;
   triplets<double> t;
   t.push_back(2, 1, 1.0);
   t.push_back(0, 0, 2.0);

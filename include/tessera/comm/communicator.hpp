@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,14 +47,42 @@ class communicator {
   /// Traffic counters of this rank (shared by all copies of this communicator).
   [[nodiscard]] comm_stats& stats() const noexcept { return state_->stats; }
 
-  void barrier() const { TESSERA_MPI(MPI_Barrier(get())); }
+  void barrier() const {
+    if (state_->progress_hooks.empty()) {
+      TESSERA_MPI(MPI_Barrier(get()));
+      return;
+    }
+    MPI_Request r;
+    TESSERA_MPI(MPI_Ibarrier(get(), &r));
+    wait_with_progress(r);
+  }
 
   /// Allreduce of one value with an MPI operation (MPI_SUM, MPI_MAX, ...).
   template <class T>
   [[nodiscard]] T allreduce(T value, MPI_Op op) const {
     T result{};
-    TESSERA_MPI(MPI_Allreduce(&value, &result, 1, mpi_datatype<T>(), op, get()));
+    if (state_->progress_hooks.empty()) {
+      TESSERA_MPI(MPI_Allreduce(&value, &result, 1, mpi_datatype<T>(), op, get()));
+      return result;
+    }
+    MPI_Request r;
+    TESSERA_MPI(MPI_Iallreduce(&value, &result, 1, mpi_datatype<T>(), op, get(), &r));
+    wait_with_progress(r);
     return result;
+  }
+
+  /// Register work to run while this rank waits in barrier(), allreduce() and
+  /// the agreement of collectively(): a backend whose targets serve requests
+  /// only when they call into it (the aggregator) keeps serving there, so a
+  /// rank that finished early never starves one still waiting for a reply.
+  /// @return a key for remove_progress_hook.
+  int add_progress_hook(std::function<void()> hook) const {
+    const int key = state_->next_hook_key++;
+    state_->progress_hooks.emplace_back(key, std::move(hook));
+    return key;
+  }
+  void remove_progress_hook(int key) const {
+    std::erase_if(state_->progress_hooks, [key](const auto& h) { return h.first == key; });
   }
   /// Element-wise allreduce of a vector, in place.
   template <class T>
@@ -134,9 +163,7 @@ class communicator {
 
   /// Collective: throw on every rank if `failure` is set on any rank.
   void agree(const std::exception_ptr& failure) const {
-    const int mine = failure ? rank() : INT_MAX;
-    int first = INT_MAX;
-    TESSERA_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, get()));
+    const int first = allreduce(failure ? rank() : INT_MAX, MPI_MIN);
     if (first == INT_MAX) return;
 
     // The lowest failing rank describes its failure to everybody.
@@ -163,6 +190,8 @@ class communicator {
     int rank = 0;
     int size = 1;
     comm_stats stats;
+    std::vector<std::pair<int, std::function<void()>>> progress_hooks;
+    int next_hook_key = 0;
     ~state() {
       int finalized = 0;
       MPI_Finalized(&finalized);
@@ -174,6 +203,14 @@ class communicator {
     state_->comm = owned;
     TESSERA_MPI(MPI_Comm_rank(owned, &state_->rank));
     TESSERA_MPI(MPI_Comm_size(owned, &state_->size));
+  }
+
+  void wait_with_progress(MPI_Request& r) const {
+    for (int done = 0;;) {
+      TESSERA_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+      if (done) return;
+      for (const auto& [key, hook] : state_->progress_hooks) hook();
+    }
   }
 
   static void describe(const std::exception_ptr& failure, std::vector<std::int64_t>& header, std::string& message,

@@ -5,11 +5,15 @@
 #include <mpi.h>
 
 #include "../comm/communicator.hpp"
+#include "../comm/detail/progress_runtime.hpp"
 #include "error.hpp"
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdlib>
+#include <memory>
 #include <optional>
+#include <string>
 
 namespace tessera {
 
@@ -17,6 +21,22 @@ namespace tessera {
 struct environment_options {
   /// Thread support requested from MPI_Init_thread when tessera initialises MPI.
   int mpi_thread_level = MPI_THREAD_FUNNELED;
+  /// Split one process per node off as a progress rank (needed by the
+  /// progress_rank backend). Progress ranks serve until the environment ends
+  /// and never return from the constructor; world() holds the others.
+  bool progress_ranks = false;
+  /// 0: nodes are the real shared-memory nodes. k > 0: each group of k
+  /// consecutive processes of a real node counts as a node, to exercise the
+  /// multi-node paths on one machine.
+  int ranks_per_node = 0;
+
+  /// Defaults, overridden by TESSERA_PROGRESS_RANKS=0|1 and TESSERA_RANKS_PER_NODE=k when set.
+  [[nodiscard]] static environment_options from_environment_variables() {
+    environment_options options;
+    if (const char* v = std::getenv("TESSERA_PROGRESS_RANKS")) options.progress_ranks = std::string(v) == "1";
+    if (const char* v = std::getenv("TESSERA_RANKS_PER_NODE")) options.ranks_per_node = std::atoi(v);
+    return options;
+  }
 };
 
 /// Initialises MPI and Kokkos unless the program already did, and finalises
@@ -41,6 +61,13 @@ class environment {
   environment& operator=(const environment&) = delete;
 
   ~environment() {
+    if (progress_) {
+      // Every compute rank is done with one-sided traffic; then each tells its server to stop.
+      MPI_Barrier(progress_->compute_comm());
+      detail::control_message stop{detail::control_kind::shutdown, 0, 0};
+      MPI_Send(&stop, sizeof stop, MPI_BYTE, progress_->my_server(), detail::tag_control, progress_->server_comm());
+      detail::active_progress_runtime() = nullptr;
+    }
     world_.reset();
     if (started_kokkos_ && Kokkos::is_initialized()) Kokkos::finalize();
     if (started_mpi_) {
@@ -50,12 +77,15 @@ class environment {
     }
   }
 
-  /// All ranks of MPI_COMM_WORLD, as a tessera communicator (a duplicate).
+  /// All compute ranks (all of MPI_COMM_WORLD unless progress ranks were split
+  /// off), as a tessera communicator (a duplicate).
   [[nodiscard]] const communicator& world() const { return *world_; }
 
   /// Whether this environment started MPI / Kokkos (and so will finalise them).
   [[nodiscard]] bool owns_mpi() const noexcept { return started_mpi_; }
   [[nodiscard]] bool owns_kokkos() const noexcept { return started_kokkos_; }
+  /// Whether progress ranks serve this environment's compute ranks.
+  [[nodiscard]] bool has_progress_ranks() const noexcept { return static_cast<bool>(progress_); }
 
  private:
   void start(int* argc, char*** argv, const environment_options& options) {
@@ -69,16 +99,32 @@ class environment {
       TESSERA_MPI(MPI_Init_thread(argc, argv, options.mpi_thread_level, &provided));
       started_mpi_ = true;
     }
+    TESSERA_REQUIRE(options.ranks_per_node >= 0, invalid_argument, "environment: ranks_per_node {} is negative",
+                    options.ranks_per_node);
+    if (options.progress_ranks) {
+      TESSERA_REQUIRE(detail::active_progress_runtime() == nullptr, invalid_argument,
+                      "environment: progress ranks are already running (one such environment per program)");
+      progress_ = std::make_unique<detail::progress_runtime>(options.ranks_per_node);
+      if (progress_->is_server()) {
+        // A progress rank never runs user code: it serves, then ends the process.
+        progress_->serve();
+        progress_.reset();
+        MPI_Finalize();
+        std::exit(0);
+      }
+      detail::active_progress_runtime() = progress_.get();
+    }
     if (!Kokkos::is_initialized()) {
       if (argc != nullptr) Kokkos::initialize(*argc, *argv);
       else Kokkos::initialize();
       started_kokkos_ = true;
     }
-    world_.emplace(communicator::duplicate(MPI_COMM_WORLD));
+    world_.emplace(communicator::duplicate(progress_ ? progress_->compute_comm() : MPI_COMM_WORLD));
   }
 
   bool started_mpi_ = false;
   bool started_kokkos_ = false;
+  std::unique_ptr<detail::progress_runtime> progress_;
   std::optional<communicator> world_;
 };
 

@@ -15,7 +15,7 @@ namespace tessera {
 ///
 /// @tparam Distribution  who owns which entries (row_block, ...)
 /// @tparam Storage       how a rank stores its entries (csr, csc, coo, ...)
-/// @tparam Backend       how ranks exchange data (mpi_p2p, ...)
+/// @tparam Backend       how ranks exchange data (mpi_rma, progress_rank, aggregator)
 /// @tparam ExecutionSpace where local kernels run; its memory space holds the local Views
 ///
 /// To run the same program with one policy swapped, use rebind_storage_t,
@@ -30,8 +30,9 @@ struct policy {
                 "tessera::policy: the second argument must be a storage policy (tessera::csr, csc or coo): a tag "
                 "with static name(), a nested block<T, MemorySpace> and from_coo/to_coo conversions");
   static_assert(communication_backend<Backend>,
-                "tessera::policy: the third argument must be a communication backend (e.g. tessera::mpi_p2p): a "
-                "default-constructible type with static name() and exchange(communicator, buckets<std::byte>)");
+                "tessera::policy: the third argument must be a communication backend (tessera::mpi_rma, "
+                "progress_rank or aggregator): a tag with static name(), nested options and a context offering "
+                "segments, get/put, accumulate, fetch_add, flush, barrier and messages() (core/concepts/backend.hpp)");
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "tessera::policy: the fourth argument must be a Kokkos execution space");
 

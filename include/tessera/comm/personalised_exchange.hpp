@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// mpi_p2p: the baseline communication backend (sizes by MPI_Alltoall, payload by
-/// non-blocking point-to-point messages to the ranks that have data).
+/// personalised_exchange: the bulk all-to-all every backend uses to move
+/// per-destination buckets (sizes by MPI_Alltoall, payload by non-blocking
+/// point-to-point messages to the ranks that have data).
 
 #include "buckets.hpp"
 #include "communicator.hpp"
@@ -13,17 +14,19 @@
 
 namespace tessera {
 
-/// Two-sided personalised exchange.
+namespace detail {
+inline constexpr int exchange_tag = 0x7e55;
+inline constexpr std::size_t exchange_chunk_bytes = std::size_t{1} << 30;
+}  // namespace detail
+
+/// Two-sided personalised exchange (collective).
 ///
+/// Bucket r of `outgoing` goes to rank r; the result's bucket r came from rank r.
 /// Traffic counted per rank: P-1 messages of 8 bytes for the size exchange,
 /// plus one message per chunk (at most 1 GiB) to every *other* rank that has
 /// data; a rank's records to itself are copied, not sent.
-struct mpi_p2p {
-  static constexpr std::string_view name() noexcept { return "p2p"; }
-
-  /// Collective: bucket r of `outgoing` goes to rank r; the result's bucket r came from rank r.
-  template <class T>
-  buckets<T> exchange(const communicator& comm, const buckets<T>& outgoing) const {
+template <class T>
+buckets<T> personalised_exchange(const communicator& comm, const buckets<T>& outgoing) {
     const int p = comm.size();
     const int me = comm.rank();
     TESSERA_REQUIRE(outgoing.num_ranks() == p, internal, "exchange: {} buckets for {} ranks", outgoing.num_ranks(), p);
@@ -44,14 +47,14 @@ struct mpi_p2p {
       auto* raw = reinterpret_cast<std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(base)>>, const std::byte*, std::byte*>>(base);
       std::size_t remaining = count * sizeof(T);
       while (remaining > 0) {
-        const int n = static_cast<int>(std::min<std::size_t>(remaining, max_chunk_bytes));
+        const int n = static_cast<int>(std::min<std::size_t>(remaining, detail::exchange_chunk_bytes));
         requests.emplace_back();
         if (sending) {
-          TESSERA_MPI(MPI_Isend(raw, n, MPI_BYTE, peer, tag, comm.get(), &requests.back()));
+          TESSERA_MPI(MPI_Isend(raw, n, MPI_BYTE, peer, detail::exchange_tag, comm.get(), &requests.back()));
           ++messages;
           bytes += static_cast<std::uint64_t>(n);
         } else {
-          TESSERA_MPI(MPI_Irecv(const_cast<std::byte*>(raw), n, MPI_BYTE, peer, tag, comm.get(), &requests.back()));
+          TESSERA_MPI(MPI_Irecv(const_cast<std::byte*>(raw), n, MPI_BYTE, peer, detail::exchange_tag, comm.get(), &requests.back()));
         }
         raw += n;
         remaining -= static_cast<std::size_t>(n);
@@ -66,11 +69,6 @@ struct mpi_p2p {
       TESSERA_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
     comm.stats().record(messages, bytes);
     return incoming;
-  }
-
- private:
-  static constexpr int tag = 0x7e55;
-  static constexpr std::size_t max_chunk_bytes = std::size_t{1} << 30;
-};
+}
 
 }  // namespace tessera

@@ -1,0 +1,334 @@
+#pragma once
+/// @file
+/// conveyor: fine-grained messages aggregated into per-destination buffers,
+/// with optional 2-hop routing and a collective drain that terminates only
+/// when every message pushed anywhere has been handled (bale's conveyors,
+/// Chapel's aggregators). Every backend's mailboxes run on it, and the
+/// aggregator backend builds its one-sided operations on top of it.
+
+#include <mpi.h>
+
+#include "../core/error.hpp"
+#include "communicator.hpp"
+#include "mpi_check.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <span>
+#include <vector>
+
+namespace tessera {
+
+/// How records travel from origin to destination.
+enum class routing {
+  direct,   ///< one hop: every rank may exchange buffers with every other rank
+  two_hop,  ///< through a virtual sqrt(P) x sqrt(P) grid: along the row, then along the column,
+            ///< so each rank exchanges buffers with about 2 sqrt(P) peers
+};
+
+/// Settings of a conveyor.
+struct conveyor_options {
+  /// Capacity of each per-destination buffer. A buffer is sent (non-blocking)
+  /// when the next record would not fit; a record larger than this goes alone.
+  std::size_t buffer_bytes = std::size_t{1} << 16;
+  routing route = routing::direct;
+  /// Sends in flight before a pushing rank stops to serve incoming buffers
+  /// (0: twice the number of peers, plus 8).
+  std::size_t max_in_flight = 0;
+};
+
+/// The aggregation engine. Not thread-safe: one conveyor per thread of MPI calls.
+///
+/// Frames on the wire: [channel u32][length u32] (+ [origin i32][destination i32]
+/// with two_hop routing), then `length` payload bytes, packed without padding.
+/// Traffic is recorded in the communicator's counters when a buffer is sent:
+/// one message and the buffer's bytes, forwarded buffers included; records to
+/// oneself are handled locally and never counted.
+class conveyor {
+ public:
+  using handler = std::function<void(int origin, std::span<const std::byte> payload)>;
+
+  /// Collective over `comm`: the conveyor gets its own duplicate for its messages.
+  explicit conveyor(const communicator& comm, conveyor_options options = {})
+      : comm_(comm), options_(options), rank_(comm.rank()), size_(comm.size()) {
+    TESSERA_MPI(MPI_Comm_dup(comm.get(), &wire_));
+    TESSERA_MPI(MPI_Comm_set_errhandler(wire_, MPI_ERRORS_RETURN));
+    header_bytes_ = options_.route == routing::direct ? 8 : 16;
+    grid_columns_ = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size_))));
+    if (options_.max_in_flight == 0) options_.max_in_flight = 2 * static_cast<std::size_t>(peer_bound()) + 8;
+    outgoing_.resize(static_cast<std::size_t>(size_));
+    contacted_.assign(static_cast<std::size_t>(size_), false);
+  }
+
+  conveyor(const conveyor&) = delete;
+  conveyor& operator=(const conveyor&) = delete;
+
+  ~conveyor() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    // Buffers still in flight belong to a program that skipped drain(); cancel rather than hang.
+    for (auto& r : in_flight_requests_) {
+      MPI_Cancel(&r);
+      MPI_Request_free(&r);
+    }
+    MPI_Comm_free(&wire_);
+  }
+
+  [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
+  [[nodiscard]] const conveyor_options& options() const noexcept { return options_; }
+  /// Bytes of framing each record carries on the wire.
+  [[nodiscard]] std::size_t frame_header_bytes() const noexcept { return header_bytes_; }
+
+  /// Register the handler of a new channel. Channels are numbered in creation
+  /// order, so every rank must create them in the same order.
+  std::uint32_t add_channel(handler h) {
+    const auto id = next_channel_++;
+    channels_.emplace(id, std::move(h));
+    return id;
+  }
+  void remove_channel(std::uint32_t id) { channels_.erase(id); }
+
+  /// Queue one record for `destination`'s handler of `channel`; its payload is
+  /// the concatenation of `head` and `tail`. May send a full buffer and serve
+  /// incoming ones.
+  void send(int destination, std::uint32_t channel, std::span<const std::byte> head,
+            std::span<const std::byte> tail = {}) {
+    TESSERA_REQUIRE(destination >= 0 && destination < size_, index_out_of_range,
+                    "conveyor: destination rank {} outside a communicator of {} ranks", destination, size_);
+    const std::size_t length = head.size() + tail.size();
+    TESSERA_REQUIRE(length <= UINT32_MAX, unsupported, "conveyor: a record of {} bytes exceeds 4 GiB", length);
+    if (destination == rank_) {
+      append_frame(self_queue_, channel, static_cast<std::uint32_t>(length), rank_, destination, head, tail);
+      return;
+    }
+    enqueue(next_hop(destination), channel, static_cast<std::uint32_t>(length), rank_, destination, head, tail);
+  }
+
+  /// Serve what has arrived: complete finished sends, run handlers of records
+  /// for this rank, forward records for others. With `eager`, also send every
+  /// partially filled buffer (used while waiting, so nothing sits idle).
+  void progress(bool eager = false) {
+    if (in_progress_) return;
+    in_progress_ = true;
+    struct reset_flag {
+      bool& flag;
+      ~reset_flag() { flag = false; }
+    } reset{in_progress_};
+    complete_sends();
+    handle_self_queue();
+    for (int received = 0; received < 64; ++received) {
+      int arrived = 0;
+      MPI_Status status;
+      TESSERA_MPI(MPI_Iprobe(MPI_ANY_SOURCE, tag, wire_, &arrived, &status));
+      if (!arrived) break;
+      int bytes = 0;
+      TESSERA_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
+      receive_buffer_.resize(static_cast<std::size_t>(bytes));
+      TESSERA_MPI(MPI_Recv(receive_buffer_.data(), bytes, MPI_BYTE, status.MPI_SOURCE, tag, wire_, MPI_STATUS_IGNORE));
+      // Handlers may send, which never re-enters progress, so the buffer is stable while parsed;
+      // but a handler could call progress() on another path, so parse a private copy.
+      std::vector<std::byte> message;
+      message.swap(receive_buffer_);
+      handle_frames(message, status.MPI_SOURCE);
+      if (receive_buffer_.capacity() < message.capacity()) receive_buffer_.swap(message);
+      handle_self_queue();
+    }
+    if (eager) flush();
+  }
+
+  /// Start sending every non-empty buffer (non-blocking).
+  void flush() {
+    for (int hop = 0; hop < size_; ++hop)
+      if (!outgoing_[static_cast<std::size_t>(hop)].empty()) send_buffer(hop);
+  }
+
+  /// Collective: return when every record pushed on any rank, and every record
+  /// its handlers pushed in turn, has been handled.
+  ///
+  /// Rounds of: send everything and wait until it was received; enter a
+  /// non-blocking barrier and keep serving until it completes; then one
+  /// reduction asks whether any rank still holds or sent records. Synchronous
+  /// sends make "received" mean "handled", so a quiet round is the end.
+  void drain() {
+    for (;;) {
+      do {
+        flush();
+        progress();
+      } while (busy());
+      sent_during_barrier_ = false;
+      MPI_Request barrier;
+      TESSERA_MPI(MPI_Ibarrier(wire_, &barrier));
+      for (int done = 0; !done;) {
+        progress();
+        TESSERA_MPI(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
+      }
+      int mine = busy() || sent_during_barrier_ ? 1 : 0, anyone = 0;
+      TESSERA_MPI(MPI_Allreduce(&mine, &anyone, 1, MPI_INT, MPI_LOR, wire_));
+      if (!anyone) return;
+    }
+  }
+
+  /// The rank a record for `destination` is sent to first.
+  [[nodiscard]] int next_hop(int destination) const noexcept {
+    if (options_.route == routing::direct) return destination;
+    const int my_row = rank_ / grid_columns_, my_col = rank_ % grid_columns_;
+    const int dest_row = destination / grid_columns_, dest_col = destination % grid_columns_;
+    if (my_row == dest_row || my_col == dest_col) return destination;
+    const int along_row = my_row * grid_columns_ + dest_col;  // then down dest_col
+    if (along_row < size_) return along_row;
+    return dest_row * grid_columns_ + my_col;  // the last grid row is short: go down first
+  }
+
+  /// Distinct ranks this rank has sent buffers to since the conveyor was made.
+  [[nodiscard]] int peers_contacted() const noexcept {
+    int n = 0;
+    for (bool c : contacted_) n += c ? 1 : 0;
+    return n;
+  }
+
+ private:
+  static constexpr int tag = 0x7e57;
+
+  [[nodiscard]] int peer_bound() const noexcept {
+    return options_.route == routing::direct ? size_ - 1 : 2 * grid_columns_;
+  }
+
+  [[nodiscard]] bool busy() const noexcept {
+    if (!in_flight_requests_.empty() || !self_queue_.empty()) return true;
+    for (const auto& b : outgoing_)
+      if (!b.empty()) return true;
+    return false;
+  }
+
+  void append_frame(std::vector<std::byte>& buffer, std::uint32_t channel, std::uint32_t length, int origin,
+                    int destination, std::span<const std::byte> head, std::span<const std::byte> tail) const {
+    const std::size_t at = buffer.size();
+    buffer.resize(at + header_bytes_ + length);
+    std::byte* p = buffer.data() + at;
+    std::memcpy(p, &channel, 4);
+    std::memcpy(p + 4, &length, 4);
+    if (header_bytes_ == 16) {
+      std::memcpy(p + 8, &origin, 4);
+      std::memcpy(p + 12, &destination, 4);
+    }
+    if (!head.empty()) std::memcpy(p + header_bytes_, head.data(), head.size());
+    if (!tail.empty()) std::memcpy(p + header_bytes_ + head.size(), tail.data(), tail.size());
+  }
+
+  void enqueue(int hop, std::uint32_t channel, std::uint32_t length, int origin, int destination,
+               std::span<const std::byte> head, std::span<const std::byte> tail) {
+    auto& buffer = outgoing_[static_cast<std::size_t>(hop)];
+    const std::size_t frame = header_bytes_ + length;
+    if (!buffer.empty() && buffer.size() + frame > options_.buffer_bytes) send_buffer(hop);
+    if (buffer.capacity() == 0) buffer.reserve(std::max(options_.buffer_bytes, frame));
+    append_frame(buffer, channel, length, origin, destination, head, tail);
+    if (buffer.size() >= options_.buffer_bytes) send_buffer(hop);
+  }
+
+  void send_buffer(int hop) {
+    auto& buffer = outgoing_[static_cast<std::size_t>(hop)];
+    communicator::require_int_count(buffer.size(), "conveyor buffer");
+    MPI_Request r;
+    TESSERA_MPI(MPI_Issend(buffer.data(), static_cast<int>(buffer.size()), MPI_BYTE, hop, tag, wire_, &r));
+    comm_.stats().record(1, buffer.size());
+    contacted_[static_cast<std::size_t>(hop)] = true;
+    sent_during_barrier_ = true;
+    in_flight_requests_.push_back(r);
+    in_flight_buffers_.push_back(std::move(buffer));
+    buffer = take_spare();
+    // Bound the memory in flight: serve others while waiting for ours to be received.
+    // Inside a handler we cannot (no re-entry), so the bound is soft there.
+    while (!in_progress_ && in_flight_requests_.size() > options_.max_in_flight) progress();
+  }
+
+  std::vector<std::byte> take_spare() {
+    if (spares_.empty()) return {};
+    auto b = std::move(spares_.back());
+    spares_.pop_back();
+    b.clear();
+    return b;
+  }
+
+  void complete_sends() {
+    if (in_flight_requests_.empty()) return;
+    int completed = 0;
+    completions_.resize(in_flight_requests_.size());
+    TESSERA_MPI(MPI_Testsome(static_cast<int>(in_flight_requests_.size()), in_flight_requests_.data(), &completed,
+                             completions_.data(), MPI_STATUSES_IGNORE));
+    if (completed <= 0) return;  // MPI_UNDEFINED when none were active
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < in_flight_requests_.size(); ++i) {
+      if (in_flight_requests_[i] == MPI_REQUEST_NULL) {
+        if (spares_.size() < 8) spares_.push_back(std::move(in_flight_buffers_[i]));
+        continue;
+      }
+      in_flight_requests_[kept] = in_flight_requests_[i];
+      if (kept != i) in_flight_buffers_[kept] = std::move(in_flight_buffers_[i]);
+      ++kept;
+    }
+    in_flight_requests_.resize(kept);
+    in_flight_buffers_.resize(kept);
+  }
+
+  void handle_self_queue() {
+    while (!self_queue_.empty()) {
+      std::vector<std::byte> frames;
+      frames.swap(self_queue_);
+      handle_frames(frames, rank_);
+    }
+  }
+
+  void handle_frames(const std::vector<std::byte>& frames, int source) {
+    std::size_t at = 0;
+    while (at < frames.size()) {
+      TESSERA_REQUIRE(frames.size() - at >= header_bytes_, internal, "conveyor: truncated frame from rank {}", source);
+      std::uint32_t channel = 0, length = 0;
+      int origin = source, destination = rank_;
+      std::memcpy(&channel, frames.data() + at, 4);
+      std::memcpy(&length, frames.data() + at + 4, 4);
+      if (header_bytes_ == 16) {
+        std::memcpy(&origin, frames.data() + at + 8, 4);
+        std::memcpy(&destination, frames.data() + at + 12, 4);
+      }
+      const std::span<const std::byte> payload(frames.data() + at + header_bytes_, length);
+      at += header_bytes_ + length;
+      if (destination != rank_) {  // second hop
+        enqueue(next_hop(destination), channel, length, origin, destination, payload, {});
+        continue;
+      }
+      auto it = channels_.find(channel);
+      TESSERA_REQUIRE(it != channels_.end(), internal,
+                      "conveyor: rank {} got a record for channel {}, which it has not created (mailboxes must be "
+                      "created in the same order on every rank)",
+                      rank_, channel);
+      it->second(origin, payload);
+    }
+  }
+
+  communicator comm_;
+  conveyor_options options_;
+  int rank_;
+  int size_;
+  MPI_Comm wire_ = MPI_COMM_NULL;
+  std::size_t header_bytes_ = 8;
+  int grid_columns_ = 1;
+  std::uint32_t next_channel_ = 0;
+  std::map<std::uint32_t, handler> channels_;
+  std::vector<std::vector<std::byte>> outgoing_;
+  std::vector<std::byte> self_queue_;
+  std::vector<std::byte> receive_buffer_;
+  std::vector<MPI_Request> in_flight_requests_;
+  std::vector<std::vector<std::byte>> in_flight_buffers_;
+  std::vector<std::vector<std::byte>> spares_;
+  std::vector<int> completions_;
+  std::vector<bool> contacted_;
+  bool in_progress_ = false;
+  bool sent_during_barrier_ = false;
+};
+
+}  // namespace tessera
