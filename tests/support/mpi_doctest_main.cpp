@@ -7,7 +7,8 @@
 #include <tessera/core/environment.hpp>
 
 int main(int argc, char** argv) {
-  tessera::environment env(argc, argv);
+  // TESSERA_PROGRESS_RANKS / TESSERA_RANKS_PER_NODE select the progress-rank layouts.
+  tessera::environment env(argc, argv, tessera::environment_options::from_environment_variables());
   int failures = 0;
   {
     doctest::Context context(argc, argv);

@@ -12,8 +12,10 @@
 namespace tessera::test {
 
 /// The world communicator of the running test program.
+/// (Only the compute ranks when the environment split off progress ranks.)
 inline const communicator& world() {
-  static const communicator comm = communicator::duplicate(MPI_COMM_WORLD);
+  static const communicator comm = communicator::duplicate(
+      detail::active_progress_runtime() ? detail::active_progress_runtime()->compute_comm() : MPI_COMM_WORLD);
   return comm;
 }
 

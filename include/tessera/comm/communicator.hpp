@@ -48,26 +48,15 @@ class communicator {
   [[nodiscard]] comm_stats& stats() const noexcept { return state_->stats; }
 
   void barrier() const {
-    if (state_->progress_hooks.empty()) {
-      TESSERA_MPI(MPI_Barrier(get()));
-      return;
-    }
-    MPI_Request r;
-    TESSERA_MPI(MPI_Ibarrier(get(), &r));
-    wait_with_progress(r);
+    collective([&] { TESSERA_MPI(MPI_Barrier(get())); }, [&](MPI_Request* r) { TESSERA_MPI(MPI_Ibarrier(get(), r)); });
   }
 
   /// Allreduce of one value with an MPI operation (MPI_SUM, MPI_MAX, ...).
   template <class T>
   [[nodiscard]] T allreduce(T value, MPI_Op op) const {
     T result{};
-    if (state_->progress_hooks.empty()) {
-      TESSERA_MPI(MPI_Allreduce(&value, &result, 1, mpi_datatype<T>(), op, get()));
-      return result;
-    }
-    MPI_Request r;
-    TESSERA_MPI(MPI_Iallreduce(&value, &result, 1, mpi_datatype<T>(), op, get(), &r));
-    wait_with_progress(r);
+    collective([&] { TESSERA_MPI(MPI_Allreduce(&value, &result, 1, mpi_datatype<T>(), op, get())); },
+               [&](MPI_Request* r) { TESSERA_MPI(MPI_Iallreduce(&value, &result, 1, mpi_datatype<T>(), op, get(), r)); });
     return result;
   }
 
@@ -88,7 +77,11 @@ class communicator {
   template <class T>
   void allreduce_inplace(std::vector<T>& values, MPI_Op op) const {
     require_int_count(values.size(), "allreduce");
-    TESSERA_MPI(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), mpi_datatype<T>(), op, get()));
+    const int n = static_cast<int>(values.size());
+    collective([&] { TESSERA_MPI(MPI_Allreduce(MPI_IN_PLACE, values.data(), n, mpi_datatype<T>(), op, get())); },
+               [&](MPI_Request* r) {
+                 TESSERA_MPI(MPI_Iallreduce(MPI_IN_PLACE, values.data(), n, mpi_datatype<T>(), op, get(), r));
+               });
   }
   template <class T>
   [[nodiscard]] T sum(T value) const { return allreduce(value, MPI_SUM); }
@@ -101,7 +94,8 @@ class communicator {
   template <class T>
   [[nodiscard]] T exclusive_prefix_sum(T value) const {
     T result{};
-    TESSERA_MPI(MPI_Exscan(&value, &result, 1, mpi_datatype<T>(), MPI_SUM, get()));
+    collective([&] { TESSERA_MPI(MPI_Exscan(&value, &result, 1, mpi_datatype<T>(), MPI_SUM, get())); },
+               [&](MPI_Request* r) { TESSERA_MPI(MPI_Iexscan(&value, &result, 1, mpi_datatype<T>(), MPI_SUM, get(), r)); });
     return rank() == 0 ? T{} : result;
   }
 
@@ -109,7 +103,9 @@ class communicator {
   template <class T>
   [[nodiscard]] std::vector<T> allgather(T value) const {
     std::vector<T> result(static_cast<std::size_t>(size()));
-    TESSERA_MPI(MPI_Allgather(&value, 1, mpi_datatype<T>(), result.data(), 1, mpi_datatype<T>(), get()));
+    const auto type = mpi_datatype<T>();
+    collective([&] { TESSERA_MPI(MPI_Allgather(&value, 1, type, result.data(), 1, type, get())); },
+               [&](MPI_Request* r) { TESSERA_MPI(MPI_Iallgather(&value, 1, type, result.data(), 1, type, get(), r)); });
     return result;
   }
 
@@ -117,10 +113,14 @@ class communicator {
   template <class T>
   void broadcast(std::vector<T>& values, int root) const {
     auto n = static_cast<std::uint64_t>(values.size());
-    TESSERA_MPI(MPI_Bcast(&n, 1, MPI_UINT64_T, root, get()));
+    collective([&] { TESSERA_MPI(MPI_Bcast(&n, 1, MPI_UINT64_T, root, get())); },
+               [&](MPI_Request* r) { TESSERA_MPI(MPI_Ibcast(&n, 1, MPI_UINT64_T, root, get(), r)); });
     values.resize(n);
     require_int_count(n, "broadcast");
-    if (n > 0) TESSERA_MPI(MPI_Bcast(values.data(), static_cast<int>(n), mpi_datatype<T>(), root, get()));
+    if (n == 0) return;
+    const int count = static_cast<int>(n);
+    collective([&] { TESSERA_MPI(MPI_Bcast(values.data(), count, mpi_datatype<T>(), root, get())); },
+               [&](MPI_Request* r) { TESSERA_MPI(MPI_Ibcast(values.data(), count, mpi_datatype<T>(), root, get(), r)); });
   }
   void broadcast(std::string& text, int root) const {
     std::vector<char> chars(text.begin(), text.end());
@@ -203,6 +203,18 @@ class communicator {
     state_->comm = owned;
     TESSERA_MPI(MPI_Comm_rank(owned, &state_->rank));
     TESSERA_MPI(MPI_Comm_size(owned, &state_->size));
+  }
+
+  // Run a collective blocking, or non-blocking while serving the progress hooks.
+  template <class Blocking, class Start>
+  void collective(Blocking&& blocking, Start&& start) const {
+    if (state_->progress_hooks.empty()) {
+      blocking();
+      return;
+    }
+    MPI_Request r;
+    start(&r);
+    wait_with_progress(r);
   }
 
   void wait_with_progress(MPI_Request& r) const {

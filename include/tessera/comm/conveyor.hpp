@@ -12,7 +12,6 @@
 #include "communicator.hpp"
 #include "mpi_check.hpp"
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -58,7 +57,7 @@ class conveyor {
     TESSERA_MPI(MPI_Comm_dup(comm.get(), &wire_));
     TESSERA_MPI(MPI_Comm_set_errhandler(wire_, MPI_ERRORS_RETURN));
     header_bytes_ = options_.route == routing::direct ? 8 : 16;
-    grid_columns_ = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size_))));
+    grid_columns_ = grid_columns(size_);
     if (options_.max_in_flight == 0) options_.max_in_flight = 2 * static_cast<std::size_t>(peer_bound()) + 8;
     outgoing_.resize(static_cast<std::size_t>(size_));
     contacted_.assign(static_cast<std::size_t>(size_), false);
@@ -120,6 +119,7 @@ class conveyor {
       ~reset_flag() { flag = false; }
     } reset{in_progress_};
     complete_sends();
+    handle_early();
     handle_self_queue();
     for (int received = 0; received < 64; ++received) {
       int arrived = 0;
@@ -154,6 +154,8 @@ class conveyor {
   /// non-blocking barrier and keep serving until it completes; then one
   /// reduction asks whether any rank still holds or sent records. Synchronous
   /// sends make "received" mean "handled", so a quiet round is the end.
+  /// Records handlers send meanwhile go out at once, so a rank that has not
+  /// reached drain yet (waiting for a reply) is never starved.
   void drain() {
     for (;;) {
       do {
@@ -164,7 +166,8 @@ class conveyor {
       MPI_Request barrier;
       TESSERA_MPI(MPI_Ibarrier(wire_, &barrier));
       for (int done = 0; !done;) {
-        progress();
+        // Eager: a rank still outside drain may be waiting for a reply a handler here just queued.
+        progress(true);
         TESSERA_MPI(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
       }
       int mine = busy() || sent_during_barrier_ ? 1 : 0, anyone = 0;
@@ -175,13 +178,30 @@ class conveyor {
 
   /// The rank a record for `destination` is sent to first.
   [[nodiscard]] int next_hop(int destination) const noexcept {
-    if (options_.route == routing::direct) return destination;
-    const int my_row = rank_ / grid_columns_, my_col = rank_ % grid_columns_;
-    const int dest_row = destination / grid_columns_, dest_col = destination % grid_columns_;
+    return next_hop(rank_, destination, size_, options_.route);
+  }
+
+  /// The first hop from `origin` to `destination` among `size` ranks.
+  [[nodiscard]] static int next_hop(int origin, int destination, int size, routing route) noexcept {
+    if (route == routing::direct) return destination;
+    const int columns = grid_columns(size);
+    const int my_row = origin / columns, my_col = origin % columns;
+    const int dest_row = destination / columns, dest_col = destination % columns;
     if (my_row == dest_row || my_col == dest_col) return destination;
-    const int along_row = my_row * grid_columns_ + dest_col;  // then down dest_col
-    if (along_row < size_) return along_row;
-    return dest_row * grid_columns_ + my_col;  // the last grid row is short: go down first
+    const int along_row = my_row * columns + dest_col;  // then down dest_col
+    if (along_row < size) return along_row;
+    return dest_row * columns + my_col;  // the last grid row is short: go down first
+  }
+  /// Sends a record from `origin` to `destination` takes (0 to oneself).
+  [[nodiscard]] static int hops(int origin, int destination, int size, routing route) noexcept {
+    if (origin == destination) return 0;
+    return next_hop(origin, destination, size, route) == destination ? 1 : 2;
+  }
+  /// Columns of the virtual grid of two_hop routing: ceil(sqrt(size)).
+  [[nodiscard]] static int grid_columns(int size) noexcept {
+    int c = 1;
+    while (c * c < size) ++c;
+    return c;
   }
 
   /// Distinct ranks this rank has sent buffers to since the conveyor was made.
@@ -200,6 +220,7 @@ class conveyor {
 
   [[nodiscard]] bool busy() const noexcept {
     if (!in_flight_requests_.empty() || !self_queue_.empty()) return true;
+    if (!early_.empty() && early_.begin()->first < next_channel_) return true;
     for (const auto& b : outgoing_)
       if (!b.empty()) return true;
     return false;
@@ -275,6 +296,25 @@ class conveyor {
     in_flight_buffers_.resize(kept);
   }
 
+  void handle_early() {
+    while (!early_.empty() && early_.begin()->first < next_channel_) {
+      auto records = std::move(early_.begin()->second);
+      const auto channel = early_.begin()->first;
+      early_.erase(early_.begin());
+      auto it = channels_.find(channel);
+      TESSERA_REQUIRE(it != channels_.end(), internal, "conveyor: records for channel {} arrived after it closed",
+                      channel);
+      for (std::size_t at = 0; at < records.size();) {
+        int origin = 0;
+        std::uint32_t length = 0;
+        std::memcpy(&origin, records.data() + at, 4);
+        std::memcpy(&length, records.data() + at + 4, 4);
+        it->second(origin, std::span<const std::byte>(records.data() + at + 8, length));
+        at += 8 + length;
+      }
+    }
+  }
+
   void handle_self_queue() {
     while (!self_queue_.empty()) {
       std::vector<std::byte> frames;
@@ -301,6 +341,16 @@ class conveyor {
         enqueue(next_hop(destination), channel, length, origin, destination, payload, {});
         continue;
       }
+      if (channel >= next_channel_) {
+        // The sender created this mailbox before we did: keep the record until we do.
+        auto& early = early_[channel];
+        const auto at_early = early.size();
+        early.resize(at_early + 8 + length);
+        std::memcpy(early.data() + at_early, &origin, 4);
+        std::memcpy(early.data() + at_early + 4, &length, 4);
+        std::memcpy(early.data() + at_early + 8, payload.data(), length);
+        continue;
+      }
       auto it = channels_.find(channel);
       TESSERA_REQUIRE(it != channels_.end(), internal,
                       "conveyor: rank {} got a record for channel {}, which it has not created (mailboxes must be "
@@ -319,6 +369,7 @@ class conveyor {
   int grid_columns_ = 1;
   std::uint32_t next_channel_ = 0;
   std::map<std::uint32_t, handler> channels_;
+  std::map<std::uint32_t, std::vector<std::byte>> early_;  ///< [origin][length][payload] for channels not made yet
   std::vector<std::vector<std::byte>> outgoing_;
   std::vector<std::byte> self_queue_;
   std::vector<std::byte> receive_buffer_;

@@ -27,6 +27,7 @@ struct rma_segment_state : segment_state {
   MPI_Win window = MPI_WIN_NULL;
   MPI_Datatype element_type = MPI_DATATYPE_NULL;
   bool owns_element_type = false;
+  std::vector<std::byte> owned;  ///< memory of an allocated segment on a one-rank communicator
   ~rma_segment_state() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -81,6 +82,10 @@ struct mpi_request_state final : request_state {
 /// Counts one message per get/put/accumulate/fetch_add to another rank, with
 /// the bytes of data it moves (a strided transfer is one message: one call
 /// with a derived datatype). Mailboxes run on a direct conveyor.
+///
+/// On a one-rank communicator no window is made and operations are local
+/// copies: some MPI builds (Debian's Open MPI disables osc/pt2pt) cannot
+/// create a window on a single process.
 struct mpi_rma {
   static constexpr std::string_view name() noexcept { return "rma"; }
 
@@ -112,8 +117,12 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
     requires std::is_trivially_copyable_v<T>
   segment<T> allocate(std::size_t n) {
     auto state = make_state<T>(n);
+    if (local_only()) {
+      state->owned.resize(n * sizeof(T));
+      state->local_base = state->owned.data();
+      return segment<T>(std::move(state));
+    }
     void* base = nullptr;
-    comm_.collectively([&] { communicator::require_int_count(n * sizeof(T), "segment bytes"); });
     TESSERA_MPI(MPI_Win_allocate(static_cast<MPI_Aint>(n * sizeof(T)), static_cast<int>(sizeof(T)), MPI_INFO_NULL,
                                  comm_.get(), &base, &state->window));
     state->local_base = static_cast<std::byte*>(base);
@@ -125,15 +134,17 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
     requires std::is_trivially_copyable_v<T>
   segment<T> expose(std::span<T> memory) {
     auto state = make_state<T>(memory.size());
+    state->local_base = reinterpret_cast<std::byte*>(memory.data());
+    if (local_only()) return segment<T>(std::move(state));
     TESSERA_MPI(MPI_Win_create(memory.data(), static_cast<MPI_Aint>(memory.size_bytes()), static_cast<int>(sizeof(T)),
                                MPI_INFO_NULL, comm_.get(), &state->window));
-    state->local_base = reinterpret_cast<std::byte*>(memory.data());
     return finish<T>(std::move(state));
   }
 
   request start_get(const detail::segment_state& s, int rank, const strided_region& r, std::byte* local,
                     std::size_t local_stride) {
     auto& w = window(s);
+    if (local_only()) return apply_locally(detail::remote_kind::get, w, r, local, local_stride, {});
     detail::scoped_datatype origin(w.element_type, r, local_stride), target(w.element_type, r, r.stride);
     auto req = std::make_unique<detail::mpi_request_state>();
     TESSERA_MPI(MPI_Rget(local, 1, origin.get(), rank, static_cast<MPI_Aint>(r.offset), 1, target.get(), w.window,
@@ -145,6 +156,7 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
   request start_put(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
                     std::size_t local_stride) {
     auto& w = window(s);
+    if (local_only()) return apply_locally(detail::remote_kind::put, w, r, const_cast<std::byte*>(local), local_stride, {});
     detail::scoped_datatype origin(w.element_type, r, local_stride), target(w.element_type, r, r.stride);
     auto req = std::make_unique<detail::mpi_request_state>();
     TESSERA_MPI(MPI_Rput(local, 1, origin.get(), rank, static_cast<MPI_Aint>(r.offset), 1, target.get(), w.window,
@@ -154,8 +166,10 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
   }
 
   request start_accumulate(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
-                           std::size_t local_stride, detail::scalar_code) {
+                           std::size_t local_stride, detail::scalar_code scalar) {
     auto& w = window(s);
+    if (local_only())
+      return apply_locally(detail::remote_kind::accumulate, w, r, const_cast<std::byte*>(local), local_stride, scalar);
     detail::scoped_datatype origin(w.element_type, r, local_stride), target(w.element_type, r, r.stride);
     auto req = std::make_unique<detail::mpi_request_state>();
     TESSERA_MPI(MPI_Raccumulate(local, 1, origin.get(), rank, static_cast<MPI_Aint>(r.offset), 1, target.get(),
@@ -167,6 +181,10 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
   request start_fetch_add(const detail::segment_state& s, int rank, std::size_t offset, std::int64_t value,
                           std::int64_t* old) {
     auto& w = window(s);
+    if (local_only()) {
+      *old = detail::fetch_add_at(w.local_base, offset, value);
+      return {};
+    }
     auto req = std::make_unique<detail::mpi_request_state>();
     // The addend must outlive the operation: keep it in the request.
     auto addend = std::make_unique<std::int64_t>(value);
@@ -200,6 +218,22 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
     std::unique_ptr<detail::mpi_request_state> inner;
     std::unique_ptr<std::int64_t> addend;
   };
+
+  [[nodiscard]] bool local_only() const noexcept { return comm_.size() == 1; }
+
+  request apply_locally(detail::remote_kind kind, detail::rma_segment_state& w, const strided_region& r,
+                        std::byte* local, std::size_t local_stride, detail::scalar_code scalar) {
+    const auto h = detail::make_header(kind, w, 0, r, scalar);
+    staging_.resize(r.elements() * w.element_size);
+    if (kind == detail::remote_kind::get) {
+      detail::apply_remote(h, w.local_base, nullptr, staging_.data());
+      detail::unpack_local(local, r, local_stride, w.element_size, staging_.data());
+    } else {
+      detail::pack_local(local, r, local_stride, w.element_size, staging_.data());
+      detail::apply_remote(h, w.local_base, staging_.data(), nullptr);
+    }
+    return {};
+  }
 
   template <class T>
   std::shared_ptr<detail::rma_segment_state> make_state(std::size_t n) {
@@ -236,7 +270,7 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
   void for_each_window(F&& f) {
     std::erase_if(windows_, [](const auto& w) { return w.expired(); });
     for (const auto& weak : windows_)
-      if (auto w = weak.lock()) f(w->window);
+      if (auto w = weak.lock(); w && w->window != MPI_WIN_NULL) f(w->window);
   }
 
   void count(int rank, std::size_t bytes) {
@@ -247,6 +281,7 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
   std::unique_ptr<conveyor> messages_;
   std::uint32_t next_id_ = 0;
   std::vector<std::weak_ptr<detail::rma_segment_state>> windows_;
+  std::vector<std::byte> staging_;
 };
 
 }  // namespace tessera
