@@ -10,15 +10,9 @@
 #include <filesystem>
 #include <unistd.h>
 
-int main(int argc, char** argv) {
-  tessera::environment env(argc, argv);
-  const auto& comm = env.world();
-  const auto args = tessera::bench::parse(argc, argv);
-  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
-  if (args.backend != "p2p") {
-    if (comm.rank() == 0) fmt::print(stderr, "bench_build: backend '{}' is not available yet (p2p)\n", args.backend);
-    return 2;
-  }
+template <class Backend>
+void run(const tessera::communicator& comm, const tessera::bench::args& args) {
+  using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   {
     const auto a = tessera::bench::input_matrix<double, P>(comm, args);
     auto swapped = tessera::local_triplets(a);
@@ -65,5 +59,10 @@ int main(int argc, char** argv) {
     comm.barrier();
     if (comm.rank() == 0) std::filesystem::remove(path);
   }
-  return 0;
+}
+
+int main(int argc, char** argv) {
+  const auto args = tessera::bench::parse(argc, argv);
+  tessera::environment env(argc, argv, tessera::bench::environment_for(args.backend));
+  return tessera::bench::with_backend(args.backend, [&]<class Backend>() { run<Backend>(env.world(), args); });
 }

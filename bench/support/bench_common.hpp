@@ -24,13 +24,13 @@ struct args {
   int nnz_per_row = 8;
   std::uint64_t seed = 1;
   int reps = 5;
-  std::string backend = "p2p";
+  std::string backend = "rma";
 };
 
 [[noreturn]] inline void usage(const char* program, int code) {
   fmt::print(code == 0 ? stdout : stderr,
              "usage: {} (--matrix FILE.mtx | --rmat SCALE [--edge-factor 16] | --laplacian N | --random N "
-             "[--nnz-per-row K]) [--seed S] [--reps N] [--backend p2p]\n",
+             "[--nnz-per-row K]) [--seed S] [--reps N] [--backend rma|progress|aggregator]\n",
              program);
   std::exit(code);
 }
@@ -57,6 +57,26 @@ inline args parse(int argc, char** argv) {
   }
   if (a.matrix_path.empty() && a.rmat_scale < 0 && a.laplacian_n < 0 && a.random_n < 0) a.rmat_scale = 14;
   return a;
+}
+
+/// Environment options a backend needs (progress ranks for "progress": launch one extra rank per node).
+inline environment_options environment_for(const std::string& backend) {
+  auto options = environment_options::from_environment_variables();
+  if (backend == "progress") options.progress_ranks = true;
+  return options;
+}
+
+/// Call `run.template operator()<Backend>()` for the backend named on the command line; 2 if unknown.
+template <class F>
+int with_backend(const std::string& backend, F&& run) {
+  if (backend == "rma") run.template operator()<mpi_rma>();
+  else if (backend == "aggregator") run.template operator()<aggregator>();
+  else if (backend == "progress") run.template operator()<progress_rank>();
+  else {
+    fmt::print(stderr, "unknown backend '{}' (rma, progress or aggregator)\n", backend);
+    return 2;
+  }
+  return 0;
 }
 
 /// A short name of the input for the JSON line.
