@@ -143,39 +143,16 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
 
   request start_get(const detail::segment_state& s, int rank, const strided_region& r, std::byte* local,
                     std::size_t local_stride) {
-    auto& w = window(s);
-    if (local_only()) return apply_locally(detail::remote_kind::get, w, r, local, local_stride, {});
-    detail::scoped_datatype origin(w.element_type, r, local_stride), target(w.element_type, r, r.stride);
-    auto req = std::make_unique<detail::mpi_request_state>();
-    TESSERA_MPI(MPI_Rget(local, 1, origin.get(), rank, static_cast<MPI_Aint>(r.offset), 1, target.get(), w.window,
-                         &req->handle));
-    count(rank, r.elements() * s.element_size);
-    return request(std::move(req));
+    return transfer(detail::remote_kind::get, s, rank, r, local, local_stride, detail::scalar_code::opaque);
   }
-
   request start_put(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
                     std::size_t local_stride) {
-    auto& w = window(s);
-    if (local_only()) return apply_locally(detail::remote_kind::put, w, r, const_cast<std::byte*>(local), local_stride, {});
-    detail::scoped_datatype origin(w.element_type, r, local_stride), target(w.element_type, r, r.stride);
-    auto req = std::make_unique<detail::mpi_request_state>();
-    TESSERA_MPI(MPI_Rput(local, 1, origin.get(), rank, static_cast<MPI_Aint>(r.offset), 1, target.get(), w.window,
-                         &req->handle));
-    count(rank, r.elements() * s.element_size);
-    return request(std::move(req));
+    return transfer(detail::remote_kind::put, s, rank, r, const_cast<std::byte*>(local), local_stride,
+                    detail::scalar_code::opaque);
   }
-
   request start_accumulate(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
                            std::size_t local_stride, detail::scalar_code scalar) {
-    auto& w = window(s);
-    if (local_only())
-      return apply_locally(detail::remote_kind::accumulate, w, r, const_cast<std::byte*>(local), local_stride, scalar);
-    detail::scoped_datatype origin(w.element_type, r, local_stride), target(w.element_type, r, r.stride);
-    auto req = std::make_unique<detail::mpi_request_state>();
-    TESSERA_MPI(MPI_Raccumulate(local, 1, origin.get(), rank, static_cast<MPI_Aint>(r.offset), 1, target.get(),
-                                MPI_SUM, w.window, &req->handle));
-    count(rank, r.elements() * s.element_size);
-    return request(std::move(req));
+    return transfer(detail::remote_kind::accumulate, s, rank, r, const_cast<std::byte*>(local), local_stride, scalar);
   }
 
   request start_fetch_add(const detail::segment_state& s, int rank, std::size_t offset, std::int64_t value,
@@ -220,6 +197,24 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
   };
 
   [[nodiscard]] bool local_only() const noexcept { return comm_.size() == 1; }
+
+  // One request-based MPI call, with derived datatypes on both sides (so a strided region is one call).
+  request transfer(detail::remote_kind kind, const detail::segment_state& s, int rank, const strided_region& r,
+                   std::byte* local, std::size_t local_stride, detail::scalar_code scalar) {
+    auto& w = window(s);
+    if (local_only()) return apply_locally(kind, w, r, local, local_stride, scalar);
+    detail::scoped_datatype origin(w.element_type, r, local_stride), target(w.element_type, r, r.stride);
+    auto req = std::make_unique<detail::mpi_request_state>();
+    const auto at = static_cast<MPI_Aint>(r.offset);
+    if (kind == detail::remote_kind::get)
+      TESSERA_MPI(MPI_Rget(local, 1, origin.get(), rank, at, 1, target.get(), w.window, &req->handle));
+    else if (kind == detail::remote_kind::put)
+      TESSERA_MPI(MPI_Rput(local, 1, origin.get(), rank, at, 1, target.get(), w.window, &req->handle));
+    else
+      TESSERA_MPI(MPI_Raccumulate(local, 1, origin.get(), rank, at, 1, target.get(), MPI_SUM, w.window, &req->handle));
+    count(rank, r.elements() * s.element_size);
+    return request(std::move(req));
+  }
 
   request apply_locally(detail::remote_kind kind, detail::rma_segment_state& w, const strided_region& r,
                         std::byte* local, std::size_t local_stride, detail::scalar_code scalar) {

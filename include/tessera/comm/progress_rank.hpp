@@ -96,6 +96,10 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
     state->element_size = sizeof(T);
     state->rank = comm_.rank();
     state->runtime = runtime_;
+    // A server blocks in the node's window creation until all its node's compute ranks join; were one
+    // of them still waiting for a reply from another node's (equally blocked) server, that would be a
+    // cycle. After this barrier no compute rank waits for anything before joining.
+    comm_.barrier();
     if (runtime_->is_leader()) {
       detail::control_message c{detail::control_kind::allocate, state->id, sizeof(T)};
       TESSERA_MPI(MPI_Send(&c, sizeof c, MPI_BYTE, runtime_->my_server(), detail::tag_control, runtime_->server_comm()));
