@@ -41,6 +41,8 @@
 #include "matrix/dist_dense.hpp"
 #include "matrix/matrix_market.hpp"
 
+#include "ops/spmm.hpp"
+
 #include "generators/laplacian.hpp"
 #include "generators/rmat.hpp"
 #include "generators/uniform_random.hpp"

@@ -9,6 +9,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <map>
+#include <memory>
+#include <string>
+
 #include <climits>
 #include <type_traits>
 #include <utility>
@@ -77,6 +81,10 @@ class dist_matrix {
   /// Local column -> global column, on the policy's memory space.
   [[nodiscard]] const col_map_type& col_map() const noexcept { return col_map_; }
 
+  /// Plans of operations on this matrix's structure (SpMM's halo plan, ...),
+  /// shared by copies, so repeated products reuse their inspector.
+  [[nodiscard]] std::map<std::string, std::shared_ptr<void>>& plan_cache() const { return *plans_; }
+
   /// Global index of local row `li` of this rank.
   [[nodiscard]] global_index global_row(global_index li) const noexcept {
     return mapping_.to_global(comm_.rank(), li, 0).row;
@@ -101,6 +109,8 @@ class dist_matrix {
   local_block_type local_;
   col_map_type col_map_;
   offset_type global_nnz_ = 0;
+  std::shared_ptr<std::map<std::string, std::shared_ptr<void>>> plans_ =
+      std::make_shared<std::map<std::string, std::shared_ptr<void>>>();
 };
 
 }  // namespace tessera

@@ -1,0 +1,50 @@
+#pragma once
+/// @file
+/// The node-local SpMM kernel: Y(rows, :) = A(rows, :) * X for a list of rows,
+/// with X row-major and each column of A reading its X row either from this
+/// rank's block or from the halo of fetched rows.
+
+#include "../core/index_types.hpp"
+
+#include <Kokkos_Core.hpp>
+
+namespace tessera::kernels {
+
+/// Where column c of the local block reads its row of X: `local(c)` says
+/// which buffer (1: this rank's X, 0: the halo), `row(c)` which row of it.
+template <class MemorySpace>
+struct column_sources {
+  Kokkos::View<std::uint8_t*, MemorySpace> local;
+  Kokkos::View<local_index*, MemorySpace> row;
+};
+
+/// For each r in `rows`: Y(r, :) = sum over the row's entries of value * X_source(row(c), :).
+///
+/// Rows run in parallel; the k loop is innermost over contiguous memory
+/// (LayoutRight), which is the loop compilers vectorise.
+template <class ExecSpace, class T, class MemorySpace>
+void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
+               const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
+               const Kokkos::View<const local_index*, MemorySpace>& col_idx,
+               const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+               const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+               const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
+               const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y) {
+  const auto k = static_cast<local_index>(y.extent(1));
+  const auto source_local = sources.local;
+  const auto source_row = sources.row;
+  Kokkos::parallel_for(
+      "tessera::spmm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        const local_index r = rows(i);
+        T* out = &y(r, 0);
+        for (local_index t = 0; t < k; ++t) out[t] = T{};
+        for (offset_type e = row_ptr(r); e < row_ptr(r + 1); ++e) {
+          const local_index c = col_idx(e);
+          const T a = values(e);
+          const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+          for (local_index t = 0; t < k; ++t) out[t] += a * in[t];
+        }
+      });
+}
+
+}  // namespace tessera::kernels

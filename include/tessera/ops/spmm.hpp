@@ -1,0 +1,220 @@
+#pragma once
+/// @file
+/// Distributed SpMM (Y = A * X) over row-block CSR, with an inspector/executor
+/// plan: the inspector finds exactly which remote rows of X each rank's
+/// columns need; the executor fetches them one-sided (one get per run of
+/// consecutive rows of an owner) while the rows that need no remote data are
+/// computed, then finishes the rest. Written once against the backend concept.
+
+#include "../comm/communicator.hpp"
+#include "../comm/request.hpp"
+#include "../comm/segment.hpp"
+#include "../core/error.hpp"
+#include "../core/policy.hpp"
+#include "../kernels/spmm_rows.hpp"
+#include "../matrix/dist_dense.hpp"
+#include "../matrix/dist_matrix.hpp"
+#include "../storage/csr.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+/// The plan of Y = A * X for one sparsity structure of A, one row split of X and k columns.
+///
+/// Build it once (collective), apply it many times (collective): SpDNN-style
+/// loops multiply by the same A again and again. spmm(A, X) keeps plans in
+/// A.plan_cache(), so it inspects only on the first call.
+template <matrix_value T, matrix_policy Policy>
+  requires row_distribution_mapping<typename Policy::mapping_type>
+class spmm_plan {
+  static_assert(std::same_as<typename Policy::storage_type, csr>,
+                "tessera::spmm: A must use csr storage; convert<tessera::csr>(A) first");
+
+ public:
+  using matrix_type = dist_matrix<T, Policy>;
+  using dense_type = dist_dense<T, Policy>;
+  using memory_space = typename Policy::memory_space;
+  using execution_space = typename Policy::execution_space;
+  using backend_context = typename Policy::backend_type::context;
+
+  /// Inspect A's columns against X's row split (collective).
+  spmm_plan(const matrix_type& a, const typename Policy::mapping_type& x_rows, global_index k)
+      : comm_(a.comm()), x_offsets_(x_rows.row_offsets()), k_(k) {
+    comm_.collectively([&] {
+      TESSERA_REQUIRE(a.num_cols() == x_rows.global_rows(), dimension_mismatch,
+                      "spmm: A is {} x {} but X has {} rows", a.num_rows(), a.num_cols(), x_rows.global_rows());
+      TESSERA_REQUIRE(k >= 0, invalid_argument, "spmm: X has {} columns", k);
+      inspect(a, x_rows);
+    });
+    context_ = std::make_unique<backend_context>(comm_, typename Policy::backend_type::options{});
+    const auto me = static_cast<std::size_t>(comm_.rank());
+    const auto my_rows = static_cast<std::size_t>(x_offsets_[me + 1] - x_offsets_[me]);
+    staging_ = context_->template allocate<T>(my_rows * static_cast<std::size_t>(k_));
+  }
+
+  /// Y = A * X (collective). A must have the structure the plan was made for.
+  void apply(const matrix_type& a, const dense_type& x, dense_type& y) {
+    comm_.collectively([&] {
+      TESSERA_REQUIRE(x.mapping().row_offsets() == x_offsets_ && x.num_vectors() == k_, dimension_mismatch,
+                      "spmm: X ({} x {}) is not split as the plan expects ({} x {})", x.num_rows(), x.num_vectors(),
+                      x_offsets_.back(), k_);
+      TESSERA_REQUIRE(y.mapping().row_offsets() == a.mapping().row_offsets() && y.num_vectors() == k_,
+                      dimension_mismatch, "spmm: Y ({} x {}) must be split like A's rows, with {} columns",
+                      y.num_rows(), y.num_vectors(), k_);
+      TESSERA_REQUIRE(a.local_nnz() == nnz_ && a.local_cols() == static_cast<local_index>(sources_.row.extent(0)),
+                      invalid_argument, "spmm: A's structure changed since the plan was made");
+    });
+    stats_scope scope(comm_, "spmm");
+    const auto k = static_cast<std::size_t>(k_);
+    using host_matrix = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    // Stage this rank's X where the others can fetch it.
+    const host_matrix staged(staging_.local().data(), x.local().extent(0), k);
+    Kokkos::deep_copy(staged, x.local());
+    context_->barrier();
+
+    std::vector<request> pending;
+    pending.reserve(runs_.size());
+    auto halo_host = Kokkos::create_mirror_view(halo_);
+    for (const auto& r : runs_)
+      pending.push_back(context_->get_nb(staging_, r.owner, static_cast<std::size_t>(r.first_row) * k,
+                                         std::span<T>(halo_host.data() + static_cast<std::size_t>(r.halo_at) * k,
+                                                      static_cast<std::size_t>(r.count) * k)));
+    execution_space exec;
+    const auto& block = a.local();
+    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local(), halo = halo_;
+    if (k > 0)
+      kernels::spmm_rows<execution_space, T, memory_space>(exec, interior_rows_, block.row_ptr, block.col_idx,
+                                                           block.values, sources_, x_local, halo, y.local());
+    wait_all(pending);
+    Kokkos::deep_copy(halo_, halo_host);
+    if (k > 0)
+      kernels::spmm_rows<execution_space, T, memory_space>(exec, boundary_rows_, block.row_ptr, block.col_idx,
+                                                           block.values, sources_, x_local, halo, y.local());
+    exec.fence();
+    // Nobody may overwrite its staged X while others still read it.
+    context_->barrier();
+  }
+
+  /// Rows of X this rank fetches per product, and the one-sided gets that fetch them.
+  [[nodiscard]] std::size_t halo_rows() const noexcept { return halo_.extent(0); }
+  [[nodiscard]] std::size_t gets_per_apply() const noexcept { return runs_.size(); }
+  [[nodiscard]] global_index num_vectors() const noexcept { return k_; }
+
+ private:
+  struct run {
+    int owner;
+    local_index first_row;  ///< in the owner's part of X
+    local_index count;
+    local_index halo_at;
+  };
+
+  void inspect(const matrix_type& a, const typename Policy::mapping_type& x_rows) {
+    const int me = comm_.rank();
+    const auto col_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.col_map());
+    const auto cols = static_cast<std::size_t>(col_map.extent(0));
+    column_sources_host local_flag("tessera::spmm::local", cols);
+    Kokkos::View<local_index*, Kokkos::HostSpace> source_row("tessera::spmm::row", cols);
+    local_index halo = 0;
+    for (std::size_t c = 0; c < cols; ++c) {
+      const global_index g = col_map(c);
+      const int owner = x_rows.row_owner(g);
+      const auto row = static_cast<local_index>(g - x_rows.row_begin(owner));
+      if (owner == me) {
+        local_flag(c) = 1;
+        source_row(c) = row;
+        continue;
+      }
+      // Columns are sorted, so an owner's rows come in ascending order: extend the last run if contiguous.
+      if (!runs_.empty() && runs_.back().owner == owner && runs_.back().first_row + runs_.back().count == row)
+        ++runs_.back().count;
+      else
+        runs_.push_back({owner, row, 1, halo});
+      local_flag(c) = 0;
+      source_row(c) = halo++;
+    }
+    sources_.local = Kokkos::create_mirror_view_and_copy(memory_space{}, local_flag);
+    sources_.row = Kokkos::create_mirror_view_and_copy(memory_space{}, source_row);
+    halo_ = Kokkos::View<T**, Kokkos::LayoutRight, memory_space>("tessera::spmm::halo", static_cast<std::size_t>(halo),
+                                                                  static_cast<std::size_t>(k_));
+
+    // Rows that touch only local X are computed while the halo is in flight.
+    const auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().row_ptr);
+    const auto col_idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().col_idx);
+    std::vector<local_index> interior, boundary;
+    for (local_index r = 0; r < a.local_rows(); ++r) {
+      bool remote = false;
+      for (offset_type e = row_ptr(r); e < row_ptr(r + 1) && !remote; ++e) remote = local_flag(col_idx(e)) == 0;
+      (remote ? boundary : interior).push_back(r);
+    }
+    interior_rows_ = to_device(interior, "tessera::spmm::interior");
+    boundary_rows_ = to_device(boundary, "tessera::spmm::boundary");
+    nnz_ = a.local_nnz();
+  }
+
+  using column_sources_host = Kokkos::View<std::uint8_t*, Kokkos::HostSpace>;
+
+  static Kokkos::View<const local_index*, memory_space> to_device(const std::vector<local_index>& rows,
+                                                                  const char* label) {
+    Kokkos::View<local_index*, memory_space> v(std::string(label), rows.size());
+    auto host = Kokkos::create_mirror_view(v);
+    for (std::size_t i = 0; i < rows.size(); ++i) host(i) = rows[i];
+    Kokkos::deep_copy(v, host);
+    return v;
+  }
+
+  communicator comm_;
+  std::vector<global_index> x_offsets_;
+  global_index k_;
+  offset_type nnz_ = 0;
+  std::vector<run> runs_;
+  kernels::column_sources<memory_space> sources_;
+  Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
+  Kokkos::View<T**, Kokkos::LayoutRight, memory_space> halo_;
+  std::unique_ptr<backend_context> context_;
+  segment<T> staging_;
+};
+
+/// The plan for A * X, made on first use and kept in A.plan_cache() (collective).
+template <matrix_value T, matrix_policy Policy>
+spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x) {
+  std::string key = fmt::format("spmm/{}/{}", x.num_vectors(), Policy::backend_type::name());
+  for (global_index o : x.mapping().row_offsets()) key += fmt::format(",{}", o);
+  auto& slot = a.plan_cache()[key];
+  if (!slot) slot = std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors());
+  return *static_cast<spmm_plan<T, Policy>*>(slot.get());
+}
+
+/// Y = A * X, Y split like A's rows (collective). The first call with a given
+/// split and width of X inspects A; later calls reuse that plan.
+template <matrix_value T, matrix_policy Policy>
+dist_dense<T, Policy> spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x) {
+  dist_dense<T, Policy> y(a.comm(), a.mapping(), x.num_vectors());
+  spmm_plan_for(a, x).apply(a, x, y);
+  return y;
+}
+
+/// Y = A * X into an existing Y (collective); no allocation after the first call.
+template <matrix_value T, matrix_policy Policy>
+void spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, dist_dense<T, Policy>& y) {
+  spmm_plan_for(a, x).apply(a, x, y);
+}
+
+/// y = A * x for a single vector (x and y are dist_dense with one column).
+template <matrix_value T, matrix_policy Policy>
+dist_dense<T, Policy> spmv(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x) {
+  a.comm().collectively([&] {
+    TESSERA_REQUIRE(x.num_vectors() == 1, dimension_mismatch, "spmv: x has {} columns, not 1", x.num_vectors());
+  });
+  return spmm(a, x);
+}
+
+}  // namespace tessera

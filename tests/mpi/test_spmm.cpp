@@ -1,0 +1,138 @@
+// Distributed SpMM against a serial reference, on every backend, with the
+// communication volume asserted from the counters.
+#include "test_support.hpp"
+
+#include <cmath>
+
+using namespace tessera;
+
+namespace {
+
+double x_value(global_index i, global_index j) { return 0.25 * static_cast<double>((i * 7 + j * 3) % 11) - 1.0; }
+
+// Y = A * X on every rank from the gathered A, summing each row in column order as the kernel does.
+std::vector<double> reference_product(const host_csr<double>& a, global_index k) {
+  std::vector<double> y(static_cast<std::size_t>(a.rows * k), 0.0);
+  for (global_index i = 0; i < a.rows; ++i)
+    for (offset_type e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+      for (global_index t = 0; t < k; ++t)
+        y[static_cast<std::size_t>(i * k + t)] += a.values[static_cast<std::size_t>(e)] *
+                                                   x_value(a.col_idx[static_cast<std::size_t>(e)], t);
+  return y;
+}
+
+template <class P>
+void check_product(const dist_matrix<double, P>& a, global_index k) {
+  const auto& comm = a.comm();
+  dist_dense<double, P> x(comm, a.num_cols(), k);
+  x.fill(x_value);
+  const auto y = spmm(a, x);
+  REQUIRE(y.num_rows() == a.num_rows());
+  REQUIRE(y.num_vectors() == k);
+  const auto reference = reference_product(gather_to_all(a), k);
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local());
+  const global_index first = y.row_begin();
+  for (std::size_t i = 0; i < host.extent(0); ++i)
+    for (std::size_t t = 0; t < host.extent(1); ++t) {
+      const double expected = reference[static_cast<std::size_t>((first + static_cast<global_index>(i)) * k) + t];
+      INFO("row " << first + static_cast<global_index>(i) << " column " << t);
+      REQUIRE(std::abs(host(i, t) - expected) <= 1e-12 * (1.0 + std::abs(expected)));
+    }
+}
+
+template <class P>
+void check_inputs() {
+  const auto& comm = test::world();
+  for (global_index k : {1, 3, 16}) {
+    check_product(generate::uniform_random<double, P>(comm, 37, 23, 4, 5), k);     // rectangular
+    check_product(generate::uniform_random<double, P>(comm, 19, 61, 6, 9), k);     // wide
+    check_product(generate::rmat<double, P>(comm, 7, 8, 3), k);                     // power law, empty rows
+    check_product(generate::laplacian_2d<double, P>(comm, 9), k);                    // banded
+  }
+  check_product(generate::uniform_random<double, P>(comm, 3, 5, 2, 1), 4);          // fewer rows than ranks
+  check_product(generate::uniform_random<double, P>(comm, 0, 0, 0, 1), 2);          // empty
+  check_product(generate::uniform_random<double, P>(comm, 12, 7, 0, 1), 2);         // no entries
+  check_product(generate::uniform_random<double, P>(comm, 8, 8, 3, 1), 0);          // no vectors
+}
+
+// Tridiagonal n x n: rank r needs X rows row_begin-1 and row_end (when they exist).
+template <class P>
+dist_matrix<double, P> tridiagonal(const communicator& comm, global_index n) {
+  triplets<double> t;
+  const row_block::mapping m(comm.size(), n, n);
+  for (global_index i = m.row_begin(comm.rank()); i < m.row_end(comm.rank()); ++i)
+    for (global_index j = std::max<global_index>(0, i - 1); j <= std::min(n - 1, i + 1); ++j) t.push_back(i, j, 1.0 + i - j);
+  return build_from_triplets<double, P>(comm, n, n, t);
+}
+
+// Block-diagonal: every rank's rows reference only its own X rows.
+template <class P>
+dist_matrix<double, P> block_diagonal(const communicator& comm, global_index n) {
+  triplets<double> t;
+  const row_block::mapping m(comm.size(), n, n);
+  const global_index b = m.row_begin(comm.rank()), e = m.row_end(comm.rank());
+  for (global_index i = b; i < e; ++i)
+    for (global_index j = b; j < e; ++j) t.push_back(i, j, static_cast<double>(i + 2 * j));
+  return build_from_triplets<double, P>(comm, n, n, t);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("spmm equals the serial reference", P, policy<row_block, csr, mpi_rma>,
+                   policy<row_block, csr, aggregator>) {
+  check_inputs<P>();
+}
+
+TEST_CASE("spmm on progress ranks equals the serial reference") {
+  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+  check_inputs<policy<row_block, csr, progress_rank>>();
+}
+
+TEST_CASE_TEMPLATE("spmm with a block-diagonal A sends nothing", P, policy<row_block, csr, mpi_rma>,
+                   policy<row_block, csr, aggregator>) {
+  const auto& comm = test::world();
+  const auto a = block_diagonal<P>(comm, 17);
+  check_product(a, 5);
+  comm.stats().reset();
+  dist_dense<double, P> x(comm, 17, 5);
+  x.fill(x_value);
+  (void)spmm(a, x);
+  CHECK(spmm_plan_for(a, x).halo_rows() == 0);
+  CHECK(reduce_traffic(comm, "spmm").total == traffic{});
+}
+
+TEST_CASE("spmm with a banded A fetches exactly the halo rows (mpi_rma)") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const global_index n = 40, k = 6;
+  const auto a = tridiagonal<P>(comm, n);
+  check_product(a, k);
+  dist_dense<double, P> x(comm, n, k);
+  x.fill(x_value);
+  const row_block::mapping m(comm.size(), n, n);
+  const int me = comm.rank(), p = comm.size();
+  const std::size_t expected_halo = (me > 0 ? 1u : 0u) + (me + 1 < p ? 1u : 0u);
+  auto& plan = spmm_plan_for(a, x);
+  CHECK(plan.halo_rows() == expected_halo);
+  CHECK(plan.gets_per_apply() == expected_halo);  // one row from each neighbour: one get each
+  comm.stats().reset();
+  (void)spmm(a, x);
+  CHECK(comm.stats().of("spmm") == traffic{expected_halo, expected_halo * k * sizeof(double)});
+  CHECK(a.plan_cache().size() == 1);  // the second product reused the first one's plan
+}
+
+TEST_CASE("spmm rejects shapes that do not match, on every rank") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto a = generate::uniform_random<double, P>(comm, 10, 12, 3, 2);
+  dist_dense<double, P> wrong(comm, 11, 2);
+  try {
+    (void)spmm(a, wrong);
+    FAIL("no error");
+  } catch (const error& e) {
+    CHECK(e.kind() == error_kind::dimension_mismatch);
+    CHECK(std::string(e.what()).find("X has 11 rows") != std::string::npos);
+  }
+  dist_dense<double, P> x(comm, 12, 2);
+  CHECK_THROWS_AS(spmv(a, x), error);
+}
