@@ -1,0 +1,63 @@
+// bench_spmm: Y = A * X with X of k columns (k = 1, 16, 64 by default), the
+// inspector once, the executor timed. One JSON line per k.
+//
+//   mpiexec -n 2 bench_spmm --rmat 14 [--k 1,16,64] [--backend rma|progress|aggregator] [--reps 5]
+#include "support/bench_common.hpp"
+
+#include <sstream>
+
+namespace {
+
+template <class Backend>
+void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths) {
+  using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
+  const auto a = tessera::bench::input_matrix<double, P>(comm, args);
+  for (long k : widths) {
+    tessera::dist_dense<double, P> x(comm, a.num_cols(), k);
+    x.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 / static_cast<double>(1 + (i + j) % 7); });
+    tessera::dist_dense<double, P> y(comm, a.mapping(), k);
+    auto& plan = tessera::spmm_plan_for(a, x);  // the inspector, outside the timing
+    comm.stats().reset();
+    const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { plan.apply(a, x, y); });
+    auto traffic = tessera::reduce_traffic(comm, "spmm");
+    traffic.total.messages /= static_cast<std::uint64_t>(args.reps + 1);
+    traffic.total.bytes /= static_cast<std::uint64_t>(args.reps + 1);
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local());
+    double local = 0;
+    for (std::size_t i = 0; i < host.extent(0); ++i)
+      for (std::size_t j = 0; j < host.extent(1); ++j) local += host(i, j);
+    const double checksum = comm.sum(local);
+    const std::uint64_t halo = comm.sum(static_cast<std::uint64_t>(plan.halo_rows()));
+    const double rss = tessera::bench::peak_rss_mb(comm);
+    if (comm.rank() == 0)
+      fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", \"k\": {}, "
+                 "\"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
+                 "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
+                 tessera::bench::matrix_name(args), comm.size(), Backend::name(), k, seconds, args.reps,
+                 2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
+                 checksum, halo, traffic.total.bytes, traffic.total.messages, rss);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // --k is this benchmark's own option; the rest follow bench_common's conventions.
+  std::vector<long> widths{1, 16, 64};
+  std::vector<char*> rest{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--k" && i + 1 < argc) {
+      widths.clear();
+      std::stringstream list(argv[++i]);
+      for (std::string item; std::getline(list, item, ',');) widths.push_back(std::stol(item));
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  int rest_count = static_cast<int>(rest.size());
+  char** rest_args = rest.data();
+  const auto args = tessera::bench::parse(rest_count, rest_args);
+  tessera::environment env(rest_count, rest_args, tessera::bench::environment_for(args.backend));
+  return tessera::bench::with_backend(args.backend,
+                                      [&]<class Backend>() { run<Backend>(env.world(), args, widths); });
+}
