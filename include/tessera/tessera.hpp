@@ -41,7 +41,9 @@
 #include "matrix/dist_dense.hpp"
 #include "matrix/matrix_market.hpp"
 
+#include "ops/elementwise.hpp"
 #include "ops/spmm.hpp"
+#include "ops/transpose.hpp"
 
 #include "generators/laplacian.hpp"
 #include "generators/rmat.hpp"

@@ -1,0 +1,150 @@
+#pragma once
+/// @file
+/// Element-wise operations on distributed sparse matrices: scale, apply, prune,
+/// add, and row and column reductions. Written against the storage concept:
+/// every local block has a `values` View, and to_coo/from_coo for the rest.
+
+#include "../comm/communicator.hpp"
+#include "../core/combine.hpp"
+#include "../core/error.hpp"
+#include "../comm/buckets.hpp"
+#include "../matrix/detail/assemble.hpp"
+#include "../matrix/dist_dense.hpp"
+#include "../matrix/dist_matrix.hpp"
+#include "../matrix/local_triplets.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <map>
+#include <string>
+
+namespace tessera {
+
+/// A matrix with A's structure and values f(a) for every stored a (not collective).
+///
+/// `f` runs in the policy's execution space: a KOKKOS_LAMBDA or a functor with
+/// a KOKKOS_INLINE_FUNCTION call operator. Structure Views are shared with A.
+template <matrix_value T, matrix_policy Policy, class F>
+  requires std::invocable<const F&, const T&>
+[[nodiscard]] dist_matrix<T, Policy> apply(const dist_matrix<T, Policy>& a, F f) {
+  using exec = typename Policy::execution_space;
+  auto block = a.local();
+  const auto in = a.local().values;
+  decltype(block.values) out(std::string("tessera::apply"), in.extent(0));
+  Kokkos::parallel_for(
+      "tessera::apply", Kokkos::RangePolicy<exec>(0, in.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t e) { out(e) = static_cast<T>(f(in(e))); });
+  block.values = out;
+  return dist_matrix<T, Policy>(a.comm(), a.mapping(), block, a.col_map(), a.global_nnz());
+}
+
+namespace detail {
+template <class T>
+struct times {
+  T factor;
+  KOKKOS_INLINE_FUNCTION T operator()(const T& v) const { return factor * v; }
+};
+}  // namespace detail
+
+/// alpha * A (not collective).
+template <matrix_value T, matrix_policy Policy>
+[[nodiscard]] dist_matrix<T, Policy> scale(const dist_matrix<T, Policy>& a, T alpha) {
+  return apply(a, detail::times<T>{alpha});
+}
+
+/// A without the entries for which `drop(value)` is true (collective: the
+/// global count changes, and columns nobody references leave the column map).
+/// `drop` runs on the host.
+template <matrix_value T, matrix_policy Policy, class Predicate>
+  requires std::predicate<const Predicate&, const T&>
+[[nodiscard]] dist_matrix<T, Policy> prune(const dist_matrix<T, Policy>& a, Predicate drop) {
+  auto kept = local_triplets(a);
+  std::size_t w = 0;
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    if (drop(kept.values[k])) continue;
+    kept.rows[w] = kept.rows[k];
+    kept.cols[w] = kept.cols[k];
+    kept.values[w] = kept.values[k];
+    ++w;
+  }
+  kept.rows.resize(w);
+  kept.cols.resize(w);
+  kept.values.resize(w);
+  // Every entry stays on its rank, under A's row split.
+  return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), kept, combine::any{});
+}
+
+/// C = A + B (collective). A and B must have the same shape and the same row split.
+template <matrix_value T, matrix_policy Policy>
+[[nodiscard]] dist_matrix<T, Policy> add(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
+  a.comm().collectively([&] {
+    TESSERA_REQUIRE(a.num_rows() == b.num_rows() && a.num_cols() == b.num_cols(), dimension_mismatch,
+                    "add: A is {} x {} but B is {} x {}", a.num_rows(), a.num_cols(), b.num_rows(), b.num_cols());
+    TESSERA_REQUIRE(a.mapping().row_offsets() == b.mapping().row_offsets(), dimension_mismatch,
+                    "add: A and B split their rows differently; redistribute one of them first");
+  });
+  auto both = local_triplets(a);
+  const auto more = local_triplets(b);
+  both.rows.insert(both.rows.end(), more.rows.begin(), more.rows.end());
+  both.cols.insert(both.cols.end(), more.cols.begin(), more.cols.end());
+  both.values.insert(both.values.end(), more.values.begin(), more.values.end());
+  // Both sides' entries of a row live on the same rank: assemble in place, summing where both store one.
+  return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), both, combine::sum{});
+}
+
+/// One value per row: `op` folded over the row's stored values (T{} for a row
+/// without entries). The result is split like A's rows. Not collective.
+template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
+[[nodiscard]] dist_dense<T, Policy> reduce_rows(const dist_matrix<T, Policy>& a, Combine op = {}) {
+  dist_dense<T, Policy> out(a.comm(), a.mapping(), 1);
+  const auto entries = local_triplets(a);
+  auto host = Kokkos::create_mirror_view(out.local());
+  std::vector<bool> seen(host.extent(0), false);
+  const global_index first = out.row_begin();
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const auto r = static_cast<std::size_t>(entries.rows[k] - first);
+    host(r, 0) = seen[r] ? op(host(r, 0), entries.values[k]) : entries.values[k];
+    seen[r] = true;
+  }
+  Kokkos::deep_copy(out.local(), host);
+  return out;
+}
+
+/// One value per column: `op` folded over the column's stored values on every
+/// rank (T{} for an empty column), as a num_cols x 1 block split evenly by
+/// rows (collective: each rank's partial results go to the column's owner).
+template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
+[[nodiscard]] dist_dense<T, Policy> reduce_columns(const dist_matrix<T, Policy>& a, Combine op = {}) {
+  const stats_scope scope(a.comm(), "reduce_columns");
+  dist_dense<T, Policy> out(a.comm(), a.num_cols(), 1);
+  std::map<global_index, T> partial;
+  for (const auto& [col, value] : [&] {
+         const auto t = local_triplets(a);
+         std::vector<std::pair<global_index, T>> pairs;
+         for (std::size_t k = 0; k < t.size(); ++k) pairs.emplace_back(t.cols[k], t.values[k]);
+         return pairs;
+       }()) {
+    auto [it, fresh] = partial.try_emplace(col, value);
+    if (!fresh) it->second = op(it->second, value);
+  }
+  struct record {
+    global_index col;
+    T value;
+  };
+  bucket_builder<record> outgoing(a.comm().size());
+  for (const auto& [col, value] : partial) outgoing.count(out.mapping().row_owner(col));
+  outgoing.allocate();
+  for (const auto& [col, value] : partial) outgoing.push(out.mapping().row_owner(col), record{col, value});
+  const auto incoming = typename Policy::backend_type{}.exchange(a.comm(), std::move(outgoing).finish());
+  auto host = Kokkos::create_mirror_view(out.local());
+  std::vector<bool> seen(host.extent(0), false);
+  for (const auto& r : incoming.data) {
+    const auto i = static_cast<std::size_t>(r.col - out.row_begin());
+    host(i, 0) = seen[i] ? op(host(i, 0), r.value) : r.value;
+    seen[i] = true;
+  }
+  Kokkos::deep_copy(out.local(), host);
+  return out;
+}
+
+}  // namespace tessera

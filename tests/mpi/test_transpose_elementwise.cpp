@@ -1,0 +1,138 @@
+// transpose (both algorithms) and the element-wise operations against serial references.
+#include "test_support.hpp"
+
+#include <cmath>
+
+using namespace tessera;
+
+namespace {
+
+host_csr<double> transposed(const host_csr<double>& a) {
+  triplets<double> t;
+  for (global_index i = 0; i < a.rows; ++i)
+    for (offset_type e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+      t.push_back(a.col_idx[static_cast<std::size_t>(e)], i, a.values[static_cast<std::size_t>(e)]);
+  return host_csr<double>::from_triplets(a.cols, a.rows, t);
+}
+
+template <class P>
+std::vector<dist_matrix<double, P>> inputs(const communicator& comm) {
+  std::vector<dist_matrix<double, P>> all;
+  all.push_back(generate::uniform_random<double, P>(comm, 37, 23, 4, 5));  // rectangular
+  all.push_back(generate::uniform_random<double, P>(comm, 6, 41, 5, 7));   // wide
+  all.push_back(generate::rmat<double, P>(comm, 7, 8, 3));                 // power law, empty rows and columns
+  all.push_back(generate::laplacian_2d<double, P>(comm, 7));
+  all.push_back(generate::uniform_random<double, P>(comm, 3, 2, 2, 1));    // fewer rows than ranks
+  all.push_back(generate::uniform_random<double, P>(comm, 0, 5, 0, 1));    // no rows
+  all.push_back(generate::uniform_random<double, P>(comm, 9, 9, 0, 1));    // no entries
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("transpose by routing and by slots equals the serial transpose", P,
+                   policy<row_block, csr, mpi_rma>, policy<row_block, csr, aggregator>,
+                   policy<row_block, coo, aggregator>) {
+  const auto& comm = test::world();
+  for (const auto& a : inputs<P>(comm)) {
+    const auto reference = transposed(gather_to_all(a));
+    for (auto algorithm : {transpose_algorithm::route, transpose_algorithm::slots}) {
+      INFO("algorithm " << static_cast<int>(algorithm) << ", A " << a.num_rows() << " x " << a.num_cols());
+      const auto at = transpose(a, algorithm);
+      CHECK(at.num_rows() == a.num_cols());
+      CHECK(at.num_cols() == a.num_rows());
+      CHECK(at.global_nnz() == a.global_nnz());
+      test::require_equal(at, reference);
+      test::require_equal(transpose(at, algorithm), gather_to_all(a));
+    }
+  }
+}
+
+TEST_CASE("transpose by slots on progress ranks") {
+  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+  using P = policy<row_block, csr, progress_rank>;
+  for (const auto& a : inputs<P>(test::world())) test::require_equal(transpose(a, transpose_algorithm::slots), transposed(gather_to_all(a)));
+}
+
+TEST_CASE("transpose by routing moves each off-rank entry once") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto a = generate::uniform_random<double, P>(comm, 40, 40, 5, 11);
+  comm.stats().reset();
+  (void)transpose(a);
+  // Sizes by Alltoall (P-1 messages of 8 bytes) plus each off-rank entry once (16 + 8 bytes a record).
+  const row_block::mapping columns(comm.size(), 40, 40);
+  std::uint64_t leaving = 0;
+  const auto t = local_triplets(a);
+  for (std::size_t k = 0; k < t.size(); ++k) leaving += columns.row_owner(t.cols[k]) != comm.rank() ? 1 : 0;
+  CHECK(comm.stats().of("transpose").bytes == 8 * static_cast<std::uint64_t>(comm.size() - 1) + 24 * leaving);
+}
+
+TEST_CASE_TEMPLATE("scale, apply, prune, add and the reductions", P, policy<row_block, csr, mpi_rma>,
+                   policy<row_block, csc, aggregator>) {
+  const auto& comm = test::world();
+  for (const auto& a : inputs<P>(comm)) {
+    const auto ref = gather_to_all(a);
+    auto mapped = [&](auto f) {
+      host_csr<double> r = ref;
+      for (auto& v : r.values) v = f(v);
+      return r;
+    };
+    test::require_equal(scale(a, 2.5), mapped([](double v) { return 2.5 * v; }));
+    test::require_equal(apply(a, KOKKOS_LAMBDA(const double v) { return v * v - 1.0; }),
+                        mapped([](double v) { return v * v - 1.0; }));
+
+    const auto pruned = prune(a, [](double v) { return v < 0.5; });
+    triplets<double> kept;
+    for (global_index i = 0; i < ref.rows; ++i)
+      for (offset_type e = ref.row_ptr[static_cast<std::size_t>(i)]; e < ref.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+        if (!(ref.values[static_cast<std::size_t>(e)] < 0.5))
+          kept.push_back(i, ref.col_idx[static_cast<std::size_t>(e)], ref.values[static_cast<std::size_t>(e)]);
+    test::require_equal(pruned, host_csr<double>::from_triplets(ref.rows, ref.cols, kept));
+    CHECK(pruned.mapping().row_offsets() == a.mapping().row_offsets());
+
+    // A + 2A (same structure) and A + pruned(A) (a subset): sums where both store an entry.
+    test::require_equal(add(a, scale(a, 2.0)), mapped([](double v) { return 3.0 * v; }));
+    triplets<double> both;
+    for (global_index i = 0; i < ref.rows; ++i)
+      for (offset_type e = ref.row_ptr[static_cast<std::size_t>(i)]; e < ref.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+        both.push_back(i, ref.col_idx[static_cast<std::size_t>(e)], ref.values[static_cast<std::size_t>(e)]);
+    for (std::size_t k = 0; k < kept.size(); ++k) both.push_back(kept.rows[k], kept.cols[k], kept.values[k]);
+    test::require_equal(add(a, pruned), host_csr<double>::from_triplets(ref.rows, ref.cols, both), 1e-14);
+
+    // Row sums and column maxima against the gathered matrix.
+    const auto sums = reduce_rows(a);
+    auto host_sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sums.local());
+    for (std::size_t i = 0; i < host_sums.extent(0); ++i) {
+      const auto g = static_cast<std::size_t>(sums.row_begin()) + i;
+      double expected = 0;
+      for (offset_type e = ref.row_ptr[g]; e < ref.row_ptr[g + 1]; ++e) expected += ref.values[static_cast<std::size_t>(e)];
+      CHECK(std::abs(host_sums(i, 0) - expected) <= 1e-12 * (1 + std::abs(expected)));
+    }
+    const auto maxima = reduce_columns(a, combine::max{});
+    CHECK(maxima.num_rows() == a.num_cols());
+    std::vector<double> expected(static_cast<std::size_t>(ref.cols), 0.0);
+    std::vector<bool> seen(static_cast<std::size_t>(ref.cols), false);
+    for (std::size_t e = 0; e < ref.values.size(); ++e) {
+      const auto c = static_cast<std::size_t>(ref.col_idx[e]);
+      expected[c] = seen[c] ? std::max(expected[c], ref.values[e]) : ref.values[e];
+      seen[c] = true;
+    }
+    auto host_max = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, maxima.local());
+    for (std::size_t i = 0; i < host_max.extent(0); ++i)
+      CHECK(host_max(i, 0) == expected[static_cast<std::size_t>(maxima.row_begin()) + i]);
+  }
+}
+
+TEST_CASE("add rejects different shapes on every rank") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto a = generate::uniform_random<double, P>(comm, 10, 12, 3, 2);
+  const auto b = generate::uniform_random<double, P>(comm, 10, 13, 3, 2);
+  try {
+    (void)add(a, b);
+    FAIL("no error");
+  } catch (const error& e) {
+    CHECK(e.kind() == error_kind::dimension_mismatch);
+  }
+}
