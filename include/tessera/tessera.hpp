@@ -42,6 +42,8 @@
 #include "matrix/matrix_market.hpp"
 
 #include "ops/elementwise.hpp"
+#include "ops/semiring.hpp"
+#include "ops/spgemm.hpp"
 #include "ops/spmm.hpp"
 #include "ops/transpose.hpp"
 

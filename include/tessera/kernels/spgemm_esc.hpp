@@ -1,0 +1,145 @@
+#pragma once
+/// @file
+/// Node-local SpGEMM over any semiring by expand-sort-compress, on Kokkos:
+/// every product of a row is written out (expand), the row's products are
+/// sorted by column (an in-place heap sort, fine on any device), and equal
+/// columns are folded with the semiring's add (compress), skipping columns the
+/// optional mask does not hold. Memory is proportional to the products of the
+/// rows in one call, which is what lets the caller batch rows under a budget.
+
+#include "../core/index_types.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <vector>
+
+namespace tessera::kernels {
+
+/// Sort keys[0, n) ascending, moving values alongside (heap sort: no extra memory, no recursion).
+template <class K, class V>
+KOKKOS_INLINE_FUNCTION void heap_sort(K* keys, V* values, std::int64_t n) {
+  auto sift = [&](std::int64_t root, std::int64_t end) {
+    while (2 * root + 1 < end) {
+      std::int64_t child = 2 * root + 1;
+      if (child + 1 < end && keys[child] < keys[child + 1]) ++child;
+      if (!(keys[root] < keys[child])) return;
+      const K k = keys[root];
+      keys[root] = keys[child];
+      keys[child] = k;
+      const V v = values[root];
+      values[root] = values[child];
+      values[child] = v;
+      root = child;
+    }
+  };
+  for (std::int64_t start = n / 2 - 1; start >= 0; --start) sift(start, n);
+  for (std::int64_t end = n - 1; end > 0; --end) {
+    const K k = keys[0];
+    keys[0] = keys[end];
+    keys[end] = k;
+    const V v = values[0];
+    values[0] = values[end];
+    values[end] = v;
+    sift(0, end);
+  }
+}
+
+/// The operands of one node-local product: A's local rows (CSR, local column
+/// c) times the rows of B that A's columns reference (row c of `b_*` is B's
+/// row for A's local column c, with global column indices).
+template <class T, class MemorySpace>
+struct esc_operands {
+  Kokkos::View<const offset_type*, MemorySpace> a_ptr;
+  Kokkos::View<const local_index*, MemorySpace> a_col;
+  Kokkos::View<const T*, MemorySpace> a_val;
+  Kokkos::View<const offset_type*, MemorySpace> b_ptr;
+  Kokkos::View<const global_index*, MemorySpace> b_col;
+  Kokkos::View<const T*, MemorySpace> b_val;
+  /// Optional structural mask, rows like A's, global columns sorted within rows (empty: no mask).
+  Kokkos::View<const offset_type*, MemorySpace> mask_ptr;
+  Kokkos::View<const global_index*, MemorySpace> mask_col;
+};
+
+/// Rows [first, last) of the product; appends each row's entry count, global
+/// columns (ascending) and values to the host vectors.
+template <class ExecSpace, class T, class MemorySpace, class Semiring>
+void esc_rows(const ExecSpace& exec, const esc_operands<T, MemorySpace>& op, local_index first, local_index last,
+              const Semiring& ring, std::vector<offset_type>& row_counts, std::vector<global_index>& cols,
+              std::vector<T>& values) {
+  const local_index n = last - first;
+  if (n <= 0) return;
+  const auto a_ptr = op.a_ptr;
+  const auto a_col = op.a_col;
+  const auto a_val = op.a_val;
+  const auto b_ptr = op.b_ptr;
+  const auto b_col = op.b_col;
+  const auto b_val = op.b_val;
+  const auto mask_ptr = op.mask_ptr;
+  const auto mask_col = op.mask_col;
+  const bool masked = mask_ptr.extent(0) > 0;
+
+  Kokkos::View<offset_type*, MemorySpace> offsets("tessera::esc::offsets", static_cast<std::size_t>(n) + 1);
+  Kokkos::parallel_scan(
+      "tessera::esc::count", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(const local_index i, offset_type& running, const bool final) {
+        const local_index r = first + i;
+        offset_type products = 0;
+        for (offset_type e = a_ptr(r); e < a_ptr(r + 1); ++e) products += b_ptr(a_col(e) + 1) - b_ptr(a_col(e));
+        if (final) offsets(i) = running;
+        running += products;
+        if (final && i == n - 1) offsets(n) = running;
+      });
+  offset_type total = 0;
+  Kokkos::deep_copy(exec, total, Kokkos::subview(offsets, static_cast<std::size_t>(n)));
+  exec.fence();
+
+  Kokkos::View<global_index*, MemorySpace> product_col("tessera::esc::cols", static_cast<std::size_t>(total));
+  Kokkos::View<T*, MemorySpace> product_val("tessera::esc::values", static_cast<std::size_t>(total));
+  Kokkos::View<offset_type*, MemorySpace> kept("tessera::esc::kept", static_cast<std::size_t>(n));
+  Kokkos::parallel_for(
+      "tessera::esc::expand_sort_compress", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(const local_index i) {
+        const local_index r = first + i;
+        offset_type at = offsets(i);
+        for (offset_type e = a_ptr(r); e < a_ptr(r + 1); ++e) {
+          const local_index k = a_col(e);
+          const T a = a_val(e);
+          for (offset_type f = b_ptr(k); f < b_ptr(k + 1); ++f) {
+            product_col(at) = b_col(f);
+            product_val(at) = ring.multiply(a, b_val(f));
+            ++at;
+          }
+        }
+        const offset_type begin = offsets(i), count = at - begin;
+        heap_sort(product_col.data() + begin, product_val.data() + begin, count);
+        offset_type out = begin, m = masked ? mask_ptr(r) : 0;
+        for (offset_type p = begin; p < begin + count;) {
+          const global_index c = product_col(p);
+          T sum = product_val(p);
+          for (++p; p < begin + count && product_col(p) == c; ++p) sum = ring.add(sum, product_val(p));
+          if (masked) {  // both lists ascend: walk the mask row alongside
+            while (m < mask_ptr(r + 1) && mask_col(m) < c) ++m;
+            if (m == mask_ptr(r + 1) || mask_col(m) != c) continue;
+          }
+          product_col(out) = c;
+          product_val(out) = sum;
+          ++out;
+        }
+        kept(i) = out - begin;
+      });
+  exec.fence();
+
+  auto host_offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, offsets);
+  auto host_kept = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, kept);
+  auto host_col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, product_col);
+  auto host_val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, product_val);
+  for (local_index i = 0; i < n; ++i) {
+    const auto begin = static_cast<std::size_t>(host_offsets(i));
+    const auto count = static_cast<std::size_t>(host_kept(i));
+    row_counts.push_back(static_cast<offset_type>(count));
+    cols.insert(cols.end(), host_col.data() + begin, host_col.data() + begin + count);
+    values.insert(values.end(), host_val.data() + begin, host_val.data() + begin + count);
+  }
+}
+
+}  // namespace tessera::kernels

@@ -1,0 +1,55 @@
+#pragma once
+/// @file
+/// Semirings for SpGEMM: how products are formed and how they are summed.
+
+#include <Kokkos_Core.hpp>
+
+#include <concepts>
+
+namespace tessera {
+
+/// A semiring over T: add(a, b) folds products of the same output entry,
+/// multiply(a, b) forms one product. Both run in the execution space
+/// (KOKKOS_INLINE_FUNCTION). Only stored entries take part, so no zero is needed.
+template <class S, class T>
+concept semiring = std::copy_constructible<S> && requires(const S& s, const T& a, const T& b) {
+  { s.add(a, b) } -> std::convertible_to<T>;
+  { s.multiply(a, b) } -> std::convertible_to<T>;
+};
+
+namespace semirings {
+
+/// The arithmetic one: C(i,j) = sum_k A(i,k) * B(k,j).
+struct plus_times {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T add(const T& a, const T& b) const { return a + b; }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) const { return a * b; }
+};
+
+/// Tropical: shortest paths, C(i,j) = min_k A(i,k) + B(k,j).
+struct min_plus {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T add(const T& a, const T& b) const { return b < a ? b : a; }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) const { return a + b; }
+};
+
+/// Most reliable path: C(i,j) = max_k A(i,k) * B(k,j).
+struct max_times {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T add(const T& a, const T& b) const { return a < b ? b : a; }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) const { return a * b; }
+};
+
+/// Reachability: C(i,j) = 1 if some k has A(i,k) != 0 and B(k,j) != 0, else the entry is 0.
+struct or_and {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T add(const T& a, const T& b) const { return (a != T{} || b != T{}) ? T{1} : T{}; }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) const { return (a != T{} && b != T{}) ? T{1} : T{}; }
+};
+
+}  // namespace semirings
+}  // namespace tessera

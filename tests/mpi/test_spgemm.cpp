@@ -1,0 +1,151 @@
+// Distributed SpGEMM against a serial reference: semirings, masks, memory budgets,
+// every backend; the rows of B fetched asserted from the counters.
+#include "test_support.hpp"
+
+#include <map>
+
+using namespace tessera;
+
+namespace {
+
+template <class Semiring>
+host_csr<double> reference_product(const host_csr<double>& a, const host_csr<double>& b, Semiring ring,
+                                   const host_csr<double>* mask = nullptr) {
+  triplets<double> t;
+  for (global_index i = 0; i < a.rows; ++i) {
+    std::map<global_index, double> row;
+    for (offset_type e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+      const auto k = static_cast<std::size_t>(a.col_idx[static_cast<std::size_t>(e)]);
+      for (offset_type f = b.row_ptr[k]; f < b.row_ptr[k + 1]; ++f) {
+        const double p = ring.multiply(a.values[static_cast<std::size_t>(e)], b.values[static_cast<std::size_t>(f)]);
+        auto [it, fresh] = row.try_emplace(b.col_idx[static_cast<std::size_t>(f)], p);
+        if (!fresh) it->second = ring.add(it->second, p);
+      }
+    }
+    for (const auto& [j, v] : row)
+      if (mask == nullptr || mask->at(i, j)) t.push_back(i, j, v);
+  }
+  return host_csr<double>::from_triplets(a.rows, b.cols, t, combine::any{});
+}
+
+template <class P, class Semiring = semirings::plus_times>
+void check(const dist_matrix<double, P>& a, const dist_matrix<double, P>& b, Semiring ring = {}) {
+  INFO("A " << a.num_rows() << " x " << a.num_cols() << ", B " << b.num_rows() << " x " << b.num_cols());
+  spgemm_options<Semiring> options;
+  options.ring = ring;
+  const auto c = spgemm(a, b, options);
+  CHECK(c.num_rows() == a.num_rows());
+  CHECK(c.num_cols() == b.num_cols());
+  CHECK(c.mapping().row_offsets() == a.mapping().row_offsets());
+  test::require_equal(c, reference_product(gather_to_all(a), gather_to_all(b), ring), 1e-12);
+}
+
+template <class P>
+void check_inputs() {
+  const auto& comm = test::world();
+  check(generate::uniform_random<double, P>(comm, 23, 31, 4, 1), generate::uniform_random<double, P>(comm, 31, 17, 3, 2));
+  const auto r = generate::rmat<double, P>(comm, 7, 8, 3);
+  check(r, r);
+  check(r, transpose(r));
+  const auto l = generate::laplacian_2d<double, P>(comm, 6);
+  check(l, l);
+  check(generate::uniform_random<double, P>(comm, 3, 2, 2, 1), generate::uniform_random<double, P>(comm, 2, 5, 2, 3));
+  check(generate::uniform_random<double, P>(comm, 0, 4, 0, 1), generate::uniform_random<double, P>(comm, 4, 3, 2, 3));
+  check(generate::uniform_random<double, P>(comm, 8, 8, 0, 1), generate::uniform_random<double, P>(comm, 8, 8, 3, 3));
+}
+
+// Tridiagonal n x n with rank r's rows; A * B fetches row_begin-1 and row_end of B only.
+template <class P>
+dist_matrix<double, P> tridiagonal(const communicator& comm, global_index n) {
+  triplets<double> t;
+  const row_block::mapping m(comm.size(), n, n);
+  for (global_index i = m.row_begin(comm.rank()); i < m.row_end(comm.rank()); ++i)
+    for (global_index j = std::max<global_index>(0, i - 1); j <= std::min(n - 1, i + 1); ++j) t.push_back(i, j, 1.0 + i + j);
+  return build_from_triplets<double, P>(comm, n, n, t);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("spgemm equals the serial product", P, policy<row_block, csr, mpi_rma>,
+                   policy<row_block, csr, aggregator>) {
+  check_inputs<P>();
+}
+
+TEST_CASE("spgemm on progress ranks equals the serial product") {
+  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+  check_inputs<policy<row_block, csr, progress_rank>>();
+}
+
+TEST_CASE("spgemm over min-plus, max-times and or-and") {
+  using P = policy<row_block, csr, aggregator>;
+  const auto& comm = test::world();
+  const auto a = generate::uniform_random<double, P>(comm, 20, 20, 4, 8);
+  const auto b = generate::rmat<double, P>(comm, 5, 4, 2);  // 32 x 32
+  const auto a32 = generate::uniform_random<double, P>(comm, 20, 32, 3, 9);
+  check(a, a, semirings::min_plus{});
+  check(a32, b, semirings::max_times{});
+  check(a32, b, semirings::or_and{});
+}
+
+TEST_CASE("masked spgemm keeps only the mask's entries") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto a = generate::uniform_random<double, P>(comm, 25, 19, 4, 4);
+  const auto b = generate::uniform_random<double, P>(comm, 19, 22, 4, 5);
+  const auto mask = generate::uniform_random<double, P>(comm, 25, 22, 6, 6);
+  const auto c = spgemm_masked(mask, a, b);
+  const auto m = gather_to_all(mask);
+  test::require_equal(c, reference_product(gather_to_all(a), gather_to_all(b), semirings::plus_times{}, &m), 1e-12);
+  const auto wrong = generate::uniform_random<double, P>(comm, 25, 21, 6, 6);
+  CHECK_THROWS_AS(spgemm_masked(wrong, a, b), error);
+}
+
+TEST_CASE("a memory budget splits the product into batches with the same result") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto r = generate::rmat<double, P>(comm, 7, 8, 5);
+  std::size_t batches = 0;
+  spgemm_options<> tiny;
+  tiny.memory_budget_bytes = 64;  // four products: nearly every row is its own batch
+  tiny.batches = &batches;
+  const auto c = spgemm(r, r, tiny);
+  test::require_equal(c, reference_product(gather_to_all(r), gather_to_all(r), semirings::plus_times{}), 1e-12);
+  std::size_t unlimited = 0;
+  spgemm_options<> all;
+  all.batches = &unlimited;
+  (void)spgemm(r, r, all);
+  CHECK(unlimited == (r.local_rows() > 0 ? 1u : 0u));
+  CHECK(comm.max(batches) > 8);
+}
+
+TEST_CASE("spgemm fetches only the rows of B that A references (mpi_rma)") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const global_index n = 30;
+  const auto a = tridiagonal<P>(comm, n);
+  comm.stats().reset();
+  const auto c = spgemm(a, a);
+  test::require_equal(c, reference_product(gather_to_all(a), gather_to_all(a), semirings::plus_times{}), 1e-12);
+  // Per halo row: one get of its 2 row pointers, one of its columns, one of its values.
+  const row_block::mapping m(comm.size(), n, n);
+  std::uint64_t messages = 0, bytes = 0;
+  for (global_index row : {m.row_begin(comm.rank()) - 1, m.row_end(comm.rank())}) {
+    if (row < 0 || row >= n || m.row_begin(comm.rank()) == m.row_end(comm.rank())) continue;
+    const std::uint64_t length = row == 0 || row == n - 1 ? 2 : 3;
+    messages += 3;
+    bytes += 2 * 8 + length * (8 + 8);
+  }
+  CHECK(comm.stats().of("spgemm") == traffic{messages, bytes});
+}
+
+TEST_CASE("spgemm rejects mismatched shapes on every rank") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto a = generate::uniform_random<double, P>(comm, 10, 12, 3, 2);
+  try {
+    (void)spgemm(a, a);
+    FAIL("no error");
+  } catch (const error& e) {
+    CHECK(e.kind() == error_kind::dimension_mismatch);
+  }
+}
