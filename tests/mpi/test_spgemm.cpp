@@ -37,7 +37,12 @@ void check(const dist_matrix<double, P>& a, const dist_matrix<double, P>& b, Sem
   CHECK(c.num_rows() == a.num_rows());
   CHECK(c.num_cols() == b.num_cols());
   CHECK(c.mapping().row_offsets() == a.mapping().row_offsets());
-  test::require_equal(c, reference_product(gather_to_all(a), gather_to_all(b), ring), 1e-12);
+  const auto reference = reference_product(gather_to_all(a), gather_to_all(b), ring);
+  test::require_equal(c, reference, 1e-12);
+  if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {  // the default went through Kokkos-Kernels
+    options.kernel = spgemm_kernel::esc;
+    test::require_equal(spgemm(a, b, options), reference, 1e-12);
+  }
 }
 
 template <class P>
@@ -96,6 +101,9 @@ TEST_CASE("masked spgemm keeps only the mask's entries") {
   const auto c = spgemm_masked(mask, a, b);
   const auto m = gather_to_all(mask);
   test::require_equal(c, reference_product(gather_to_all(a), gather_to_all(b), semirings::plus_times{}, &m), 1e-12);
+  spgemm_options<> kokkos_kernels;
+  kokkos_kernels.kernel = spgemm_kernel::kokkos_kernels;
+  CHECK_THROWS_AS(spgemm_masked(mask, a, b, kokkos_kernels), error);  // it has no masks
   const auto wrong = generate::uniform_random<double, P>(comm, 25, 21, 6, 6);
   CHECK_THROWS_AS(spgemm_masked(wrong, a, b), error);
 }

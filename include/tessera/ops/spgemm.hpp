@@ -21,6 +21,10 @@
 #include "semiring.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <KokkosKernels_Handle.hpp>
+#include <KokkosKernels_SparseUtils.hpp>
+#include <KokkosSparse_CrsMatrix.hpp>
+#include <KokkosSparse_spgemm.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -29,10 +33,18 @@
 
 namespace tessera {
 
+/// Which node-local kernel multiplies.
+enum class spgemm_kernel {
+  automatic,       ///< Kokkos-Kernels for plain plus-times, expand-sort-compress otherwise
+  kokkos_kernels,  ///< KokkosSparse::spgemm_symbolic/numeric (plus-times only; no mask, no budget)
+  esc,             ///< tessera's expand-sort-compress: any semiring, masks, memory budgets
+};
+
 /// Options of spgemm.
 template <class Semiring = semirings::plus_times>
 struct spgemm_options {
   Semiring ring{};
+  spgemm_kernel kernel = spgemm_kernel::automatic;
   /// Bytes the products of one batch of rows may take (0: no limit). Rows are
   /// multiplied in batches whose expanded products fit; a single row larger
   /// than the budget still runs, alone.
@@ -134,6 +146,42 @@ Kokkos::View<T*, Mem> to_view(const std::vector<T>& host, const char* label) {
   return v;
 }
 
+/// Plus-times through Kokkos-Kernels: B's fetched rows get compressed local
+/// columns, KokkosSparse multiplies, rows are sorted. Returns C's local block and column map.
+template <matrix_value T, matrix_policy Policy>
+std::pair<typename dist_matrix<T, Policy>::local_block_type, Kokkos::View<global_index*, typename Policy::memory_space>>
+multiply_kokkos_kernels(const dist_matrix<T, Policy>& a, const fetched_rows<T>& fetched) {
+  using mem = typename Policy::memory_space;
+  using exec = typename Policy::execution_space;
+  using crs = KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type>;
+  std::vector<global_index> used(fetched.cols);
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  std::vector<local_index> b_local(fetched.cols.size());
+  for (std::size_t e = 0; e < b_local.size(); ++e)
+    b_local[e] = static_cast<local_index>(std::lower_bound(used.begin(), used.end(), fetched.cols[e]) - used.begin());
+  const auto& block = a.local();
+  const crs a_crs("tessera::spgemm::A", block.rows, block.cols, block.nnz(), block.values, block.row_ptr, block.col_idx);
+  const crs b_crs("tessera::spgemm::B", block.cols, static_cast<local_index>(used.size()),
+                  static_cast<offset_type>(fetched.values.size()), to_view<T, mem>(fetched.values, "tessera::spgemm::b_val"),
+                  to_view<offset_type, mem>(fetched.ptr, "tessera::spgemm::b_ptr"),
+                  to_view<local_index, mem>(b_local, "tessera::spgemm::b_col"));
+  KokkosKernels::Experimental::KokkosKernelsHandle<offset_type, local_index, T, exec, mem, mem> handle;
+  handle.create_spgemm_handle(KokkosSparse::SPGEMM_KK);
+  crs c;
+  KokkosSparse::spgemm_symbolic(handle, a_crs, false, b_crs, false, c);
+  KokkosSparse::spgemm_numeric(handle, a_crs, false, b_crs, false, c);
+  KokkosKernels::Impl::sort_crs_matrix(c);  // Kokkos-Kernels leaves columns unsorted within rows
+  typename dist_matrix<T, Policy>::local_block_type out;
+  out.rows = block.rows;
+  out.cols = static_cast<local_index>(used.size());
+  out.row_ptr = decltype(out.row_ptr)("tessera::spgemm::row_ptr", c.graph.row_map.extent(0));
+  Kokkos::deep_copy(out.row_ptr, c.graph.row_map);
+  out.col_idx = c.graph.entries;
+  out.values = c.values;
+  return {out, to_view<global_index, mem>(used, "tessera::spgemm::col_map")};
+}
+
 template <matrix_value T, matrix_policy Policy, class Semiring>
 dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                 const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
@@ -156,6 +204,19 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
   });
   const stats_scope scope(comm, "spgemm");
   const auto fetched = fetch_referenced_rows(a, b);
+  const bool plain = std::is_same_v<Semiring, semirings::plus_times> && mask == nullptr && options.memory_budget_bytes == 0;
+  comm.collectively([&] {
+    TESSERA_REQUIRE(options.kernel != spgemm_kernel::kokkos_kernels || plain, invalid_argument,
+                    "spgemm: the Kokkos-Kernels kernel does plus-times without mask or memory budget only");
+  });
+  if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
+    if (plain && options.kernel != spgemm_kernel::esc) {
+      auto [block, col_map] = multiply_kokkos_kernels(a, fetched);
+      if (options.batches != nullptr) *options.batches = 1;
+      return dist_matrix<T, Policy>(comm, typename Policy::mapping_type(a.mapping().row_offsets(), b.num_cols()), block,
+                                    col_map);
+    }
+  }
 
   kernels::esc_operands<T, mem> op;
   op.a_ptr = a.local().row_ptr;
