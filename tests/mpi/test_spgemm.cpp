@@ -59,15 +59,6 @@ void check_inputs() {
   check(generate::uniform_random<double, P>(comm, 8, 8, 0, 1), generate::uniform_random<double, P>(comm, 8, 8, 3, 3));
 }
 
-// Tridiagonal n x n with rank r's rows; A * B fetches row_begin-1 and row_end of B only.
-template <class P>
-dist_matrix<double, P> tridiagonal(const communicator& comm, global_index n) {
-  triplets<double> t;
-  const row_block::mapping m(comm.size(), n, n);
-  for (global_index i = m.row_begin(comm.rank()); i < m.row_end(comm.rank()); ++i)
-    for (global_index j = std::max<global_index>(0, i - 1); j <= std::min(n - 1, i + 1); ++j) t.push_back(i, j, 1.0 + i + j);
-  return build_from_triplets<double, P>(comm, n, n, t);
-}
 
 }  // namespace
 
@@ -130,7 +121,7 @@ TEST_CASE("spgemm fetches only the rows of B that A references (mpi_rma)") {
   using P = policy<row_block, csr, mpi_rma>;
   const auto& comm = test::world();
   const global_index n = 30;
-  const auto a = tridiagonal<P>(comm, n);
+  const auto a = test::tridiagonal<P>(comm, n);
   comm.stats().reset();
   const auto c = spgemm(a, a);
   test::require_equal(c, reference_product(gather_to_all(a), gather_to_all(a), semirings::plus_times{}), 1e-12);

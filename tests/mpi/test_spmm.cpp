@@ -55,15 +55,6 @@ void check_inputs() {
   check_product(generate::uniform_random<double, P>(comm, 8, 8, 3, 1), 0);          // no vectors
 }
 
-// Tridiagonal n x n: rank r needs X rows row_begin-1 and row_end (when they exist).
-template <class P>
-dist_matrix<double, P> tridiagonal(const communicator& comm, global_index n) {
-  triplets<double> t;
-  const row_block::mapping m(comm.size(), n, n);
-  for (global_index i = m.row_begin(comm.rank()); i < m.row_end(comm.rank()); ++i)
-    for (global_index j = std::max<global_index>(0, i - 1); j <= std::min(n - 1, i + 1); ++j) t.push_back(i, j, 1.0 + i - j);
-  return build_from_triplets<double, P>(comm, n, n, t);
-}
 
 // Block-diagonal: every rank's rows reference only its own X rows.
 template <class P>
@@ -105,7 +96,7 @@ TEST_CASE("spmm with a banded A fetches exactly the halo rows (mpi_rma)") {
   using P = policy<row_block, csr, mpi_rma>;
   const auto& comm = test::world();
   const global_index n = 40, k = 6;
-  const auto a = tridiagonal<P>(comm, n);
+  const auto a = test::tridiagonal<P>(comm, n);
   check_product(a, k);
   dist_dense<double, P> x(comm, n, k);
   x.fill(x_value);

@@ -4,6 +4,7 @@
 
 #include <tessera/tessera.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
@@ -31,6 +32,18 @@ inline std::string scratch_path(const std::string& name) {
   if (world().rank() == 0) std::filesystem::create_directories(dir);
   world().barrier();
   return (dir / name).string();
+}
+
+/// The n x n tridiagonal matrix with A(i, j) = 1 + i + j, each rank building its own rows.
+/// Under row_block, rank r's columns reach exactly rows row_begin-1 and row_end of others.
+template <class Policy>
+dist_matrix<double, Policy> tridiagonal(const communicator& comm, global_index n) {
+  triplets<double> t;
+  const row_block::mapping m(comm.size(), n, n);
+  for (global_index i = m.row_begin(comm.rank()); i < m.row_end(comm.rank()); ++i)
+    for (global_index j = std::max<global_index>(0, i - 1); j <= std::min(n - 1, i + 1); ++j)
+      t.push_back(i, j, 1.0 + static_cast<double>(i + j));
+  return build_from_triplets<double, Policy>(comm, n, n, t);
 }
 
 /// Check a distributed matrix against a serial reference; the message names the first difference.
