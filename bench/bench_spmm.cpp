@@ -1,5 +1,5 @@
 // bench_spmm: Y = A * X with X of k columns (k = 1, 16, 64 by default), the
-// inspector once, the executor timed. One JSON line per k.
+// inspector once, the executor timed. One JSON line per kernel (tessera's, Kokkos-Kernels') and k.
 //
 //   mpiexec -n 2 bench_spmm --rmat 14 [--k 1,16,64] [--backend rma|progress|aggregator] [--reps 5]
 #include "support/bench_common.hpp"
@@ -12,11 +12,12 @@ template <class Backend>
 void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths) {
   using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   const auto a = tessera::bench::input_matrix<double, P>(comm, args);
+  for (auto kernel : {tessera::spmm_kernel::tessera, tessera::spmm_kernel::kokkos_kernels})
   for (long k : widths) {
     tessera::dist_dense<double, P> x(comm, a.num_cols(), k);
     x.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 / static_cast<double>(1 + (i + j) % 7); });
     tessera::dist_dense<double, P> y(comm, a.mapping(), k);
-    auto& plan = tessera::spmm_plan_for(a, x);  // the inspector, outside the timing
+    auto& plan = tessera::spmm_plan_for(a, x, {kernel});  // the inspector, outside the timing
     comm.stats().reset();
     const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { plan.apply(a, x, y); });
     auto traffic = tessera::reduce_traffic(comm, "spmm");
@@ -30,10 +31,11 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
     const std::uint64_t halo = comm.sum(static_cast<std::uint64_t>(plan.halo_rows()));
     const double rss = tessera::bench::peak_rss_mb(comm);
     if (comm.rank() == 0)
-      fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", \"k\": {}, "
+      fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
                  "\"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
-                 tessera::bench::matrix_name(args), comm.size(), Backend::name(), k, seconds, args.reps,
+                 tessera::bench::matrix_name(args), comm.size(), Backend::name(),
+                 kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss);
   }

@@ -22,11 +22,11 @@ std::vector<double> reference_product(const host_csr<double>& a, global_index k)
 }
 
 template <class P>
-void check_product(const dist_matrix<double, P>& a, global_index k) {
+void check_product(const dist_matrix<double, P>& a, global_index k, spmm_options options = {}) {
   const auto& comm = a.comm();
   dist_dense<double, P> x(comm, a.num_cols(), k);
   x.fill(x_value);
-  const auto y = spmm(a, x);
+  const auto y = spmm(a, x, options);
   REQUIRE(y.num_rows() == a.num_rows());
   REQUIRE(y.num_vectors() == k);
   const auto reference = reference_product(gather_to_all(a), k);
@@ -53,6 +53,13 @@ void check_inputs() {
   check_product(generate::uniform_random<double, P>(comm, 0, 0, 0, 1), 2);          // empty
   check_product(generate::uniform_random<double, P>(comm, 12, 7, 0, 1), 2);         // no entries
   check_product(generate::uniform_random<double, P>(comm, 8, 8, 3, 1), 0);          // no vectors
+  // The same products through Kokkos-Kernels' multivector spmv.
+  spmm_options kokkos_kernels;
+  kokkos_kernels.kernel = spmm_kernel::kokkos_kernels;
+  check_product(generate::uniform_random<double, P>(comm, 37, 23, 4, 5), 5, kokkos_kernels);
+  check_product(generate::rmat<double, P>(comm, 7, 8, 3), 1, kokkos_kernels);
+  check_product(generate::uniform_random<double, P>(comm, 0, 0, 0, 1), 2, kokkos_kernels);
+  check_product(generate::uniform_random<double, P>(comm, 3, 5, 2, 1), 4, kokkos_kernels);
 }
 
 

@@ -17,6 +17,16 @@
 #include "../storage/csr.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <KokkosSparse_CrsMatrix.hpp>
+// GCC reports -Wmaybe-uninitialized inside Kokkos-Kernels' spmv functors at -O3 even from a system header.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <KokkosSparse_spmv.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #include <fmt/format.h>
 
@@ -27,6 +37,17 @@
 #include <vector>
 
 namespace tessera {
+
+/// The node-local kernel of SpMM.
+enum class spmm_kernel {
+  tessera,         ///< kernels/spmm_rows.hpp: row-major X and Y, k innermost; overlaps the halo fetch
+  kokkos_kernels,  ///< KokkosSparse::spmv on a LayoutLeft multivector gathered in column-map order (no overlap)
+};
+
+/// Options of spmm.
+struct spmm_options {
+  spmm_kernel kernel = spmm_kernel::tessera;
+};
 
 /// The plan of Y = A * X for one sparsity structure of A, one row split of X and k columns.
 ///
@@ -47,8 +68,9 @@ class spmm_plan {
   using backend_context = typename Policy::backend_type::context;
 
   /// Inspect A's columns against X's row split (collective).
-  spmm_plan(const matrix_type& a, const typename Policy::mapping_type& x_rows, global_index k)
-      : comm_(a.comm()), x_offsets_(x_rows.row_offsets()), k_(k) {
+  spmm_plan(const matrix_type& a, const typename Policy::mapping_type& x_rows, global_index k,
+            spmm_options options = {})
+      : comm_(a.comm()), x_offsets_(x_rows.row_offsets()), k_(k), options_(options) {
     comm_.collectively([&] {
       TESSERA_REQUIRE(a.num_cols() == x_rows.global_rows(), dimension_mismatch,
                       "spmm: A is {} x {} but X has {} rows", a.num_rows(), a.num_cols(), x_rows.global_rows());
@@ -91,6 +113,13 @@ class spmm_plan {
     execution_space exec;
     const auto& block = a.local();
     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local(), halo = halo_;
+    if (options_.kernel == spmm_kernel::kokkos_kernels) {
+      wait_all(pending);
+      Kokkos::deep_copy(halo_, halo_host);
+      apply_kokkos_kernels(a, x_local, halo, y);
+      context_->barrier();
+      return;
+    }
     if (k > 0)
       kernels::spmm_rows<execution_space, T, memory_space>(exec, interior_rows_, block.row_ptr, block.col_idx,
                                                            block.values, sources_, x_local, halo, y.local());
@@ -110,6 +139,32 @@ class spmm_plan {
   [[nodiscard]] global_index num_vectors() const noexcept { return k_; }
 
  private:
+  // X gathered in A's column-map order (LayoutLeft, as Kokkos-Kernels' multivector spmv wants), then spmv.
+  void apply_kokkos_kernels(const matrix_type& a, const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
+                            const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y) {
+    const auto cols = static_cast<std::size_t>(sources_.row.extent(0));
+    const auto k = static_cast<std::size_t>(k_);
+    Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> gathered("tessera::spmm::gathered", cols, k);
+    Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> result("tessera::spmm::result", y.local().extent(0), k);
+    const auto local = sources_.local;
+    const auto row = sources_.row;
+    Kokkos::parallel_for(
+        "tessera::spmm::gather", Kokkos::RangePolicy<execution_space>(0, cols), KOKKOS_LAMBDA(const std::size_t c) {
+          for (std::size_t t = 0; t < k; ++t) gathered(c, t) = local(c) ? x_local(row(c), t) : halo(row(c), t);
+        });
+    const auto& b = a.local();
+    const KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type> crs(
+        "tessera::spmm::A", b.rows, b.cols, b.nnz(), b.values, b.row_ptr, b.col_idx);
+    if (k > 0 && b.rows > 0) KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);
+    const auto out = y.local();
+    Kokkos::parallel_for(
+        "tessera::spmm::scatter", Kokkos::RangePolicy<execution_space>(0, out.extent(0)),
+        KOKKOS_LAMBDA(const std::size_t i) {
+          for (std::size_t t = 0; t < k; ++t) out(i, t) = result(i, t);
+        });
+    execution_space().fence();
+  }
+
   struct run {
     int owner;
     local_index first_row;  ///< in the owner's part of X
@@ -174,6 +229,7 @@ class spmm_plan {
   communicator comm_;
   std::vector<global_index> x_offsets_;
   global_index k_;
+  spmm_options options_;
   offset_type nnz_ = 0;
   std::vector<run> runs_;
   kernels::column_sources<memory_space> sources_;
@@ -185,20 +241,22 @@ class spmm_plan {
 
 /// The plan for A * X, made on first use and kept in A.plan_cache() (collective).
 template <matrix_value T, matrix_policy Policy>
-spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x) {
-  std::string key = fmt::format("spmm/{}/{}", x.num_vectors(), Policy::backend_type::name());
+spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x,
+                                    spmm_options options = {}) {
+  std::string key = fmt::format("spmm/{}/{}/{}", x.num_vectors(), Policy::backend_type::name(),
+                                static_cast<int>(options.kernel));
   for (global_index o : x.mapping().row_offsets()) key += fmt::format(",{}", o);
   auto& slot = a.plan_cache()[key];
-  if (!slot) slot = std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors());
+  if (!slot) slot = std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors(), options);
   return *static_cast<spmm_plan<T, Policy>*>(slot.get());
 }
 
 /// Y = A * X, Y split like A's rows (collective). The first call with a given
 /// split and width of X inspects A; later calls reuse that plan.
 template <matrix_value T, matrix_policy Policy>
-dist_dense<T, Policy> spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x) {
+dist_dense<T, Policy> spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, spmm_options options = {}) {
   dist_dense<T, Policy> y(a.comm(), a.mapping(), x.num_vectors());
-  spmm_plan_for(a, x).apply(a, x, y);
+  spmm_plan_for(a, x, options).apply(a, x, y);
   return y;
 }
 
