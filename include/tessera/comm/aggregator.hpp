@@ -224,7 +224,7 @@ class aggregator::context : public detail::context_base<aggregator::context> {
     }
     const std::size_t answer = detail::reply_bytes(h);
     if (h.kind == detail::remote_kind::put || h.kind == detail::remote_kind::accumulate) {
-      detail::apply_remote(h, base, payload, nullptr);
+      detail::apply_write(h, base, payload);
       return;
     }
     reply_.resize(sizeof(std::uint64_t) + answer);

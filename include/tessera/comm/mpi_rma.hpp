@@ -221,11 +221,11 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
     const auto h = detail::make_header(kind, w, 0, r, scalar);
     staging_.resize(r.elements() * w.element_size);
     if (kind == detail::remote_kind::get) {
-      detail::apply_remote(h, w.local_base, nullptr, staging_.data());
+      detail::pack_region(w.local_base, h.region(), w.element_size, staging_.data());
       detail::unpack_local(local, r, local_stride, w.element_size, staging_.data());
     } else {
       detail::pack_local(local, r, local_stride, w.element_size, staging_.data());
-      detail::apply_remote(h, w.local_base, staging_.data(), nullptr);
+      detail::apply_write(h, w.local_base, staging_.data());
     }
     return {};
   }

@@ -283,7 +283,7 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
         in = staging_.data();
       }
       auto h = detail::make_header(kind, s, rank, r, scalar);
-      detail::apply_remote(h, base, in, nullptr);
+      detail::apply_write(h, base, in);
       return {};
     }
     auto h = detail::make_header(kind, s, rank, r, scalar);

@@ -107,14 +107,20 @@ inline std::int64_t fetch_add_at(std::byte* base, std::size_t offset, std::int64
   return std::atomic_ref<std::int64_t>(reinterpret_cast<std::int64_t*>(base)[offset]).fetch_add(value);
 }
 
+/// Apply a put or an accumulate (the operations without an answer) to the target memory `base`.
+inline void apply_write(const remote_header& h, std::byte* base, const std::byte* in) {
+  if (h.kind == remote_kind::put) unpack_region(base, h.region(), h.element_size, in);
+  else if (h.kind == remote_kind::accumulate) accumulate_region(base, h.region(), h.scalar, in);
+}
+
 /// Apply a get/put/accumulate/fetch_add to the target memory `base`.
 /// `in` is the request's payload; what a get or fetch_add returns goes to `out`
 /// (room for header.payload_bytes()).
 inline void apply_remote(const remote_header& h, std::byte* base, const std::byte* in, std::byte* out) {
   switch (h.kind) {
     case remote_kind::get: return pack_region(base, h.region(), h.element_size, out);
-    case remote_kind::put: return unpack_region(base, h.region(), h.element_size, in);
-    case remote_kind::accumulate: return accumulate_region(base, h.region(), h.scalar, in);
+    case remote_kind::put:
+    case remote_kind::accumulate: return apply_write(h, base, in);
     case remote_kind::fetch_add: {
       std::int64_t value;
       std::memcpy(&value, in, sizeof value);
