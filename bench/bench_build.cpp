@@ -20,9 +20,7 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
 
     auto report = [&](std::string_view op, double seconds, const tessera::dist_matrix<double, P>& out,
                       const tessera::traffic_summary& traffic) {
-      double local_sum = 0;
-      for (double v : tessera::local_triplets(out).values) local_sum += v;
-      const double checksum = comm.sum(local_sum);
+      const double checksum = tessera::bench::checksum(out);
       const double rss = tessera::bench::peak_rss_mb(comm);
       if (comm.rank() == 0)
         fmt::print(
@@ -38,13 +36,7 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
     const double build_seconds = tessera::bench::median_seconds(comm, args.reps, [&] {
       at.emplace(tessera::build_from_triplets<double, P>(comm, a.num_cols(), a.num_rows(), swapped));
     });
-    auto per_run = [&](const std::string& scope) {
-      auto t = tessera::reduce_traffic(comm, scope);
-      const auto runs = static_cast<std::uint64_t>(args.reps + 1);
-      t.total.bytes /= runs;
-      t.total.messages /= runs;
-      return t;
-    };
+    auto per_run = [&](const std::string& scope) { return tessera::bench::traffic_per_run(comm, scope, args.reps); };
     report("build", build_seconds, *at, per_run("build"));
 
     std::vector<long> pid{static_cast<long>(::getpid())};

@@ -16,18 +16,15 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
     std::optional<tessera::dist_matrix<double, P>> c;
     comm.stats().reset();
     const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { c.emplace(tessera::spgemm(a, *b)); });
-    auto traffic = tessera::reduce_traffic(comm, "spgemm");
-    const auto runs = static_cast<std::uint64_t>(args.reps + 1);
-    double local = 0;
-    for (double v : tessera::local_triplets(*c).values) local += v;
-    const double checksum = comm.sum(local);
+    const auto traffic = tessera::bench::traffic_per_run(comm, "spgemm", args.reps);
+    const double checksum = tessera::bench::checksum(*c);
     const double rss = tessera::bench::peak_rss_mb(comm);
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spgemm\", \"op\": \"{}\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", "
                  "\"seconds\": {:.6f}, \"reps\": {}, \"nnz_in\": {}, \"nnz_out\": {}, \"checksum\": {:.10g}, "
                  "\"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
                  op, tessera::bench::matrix_name(args), comm.size(), Backend::name(), seconds, args.reps,
-                 a.global_nnz(), c->global_nnz(), checksum, traffic.total.bytes / runs, traffic.total.messages / runs,
+                 a.global_nnz(), c->global_nnz(), checksum, traffic.total.bytes, traffic.total.messages,
                  rss);
   }
 }

@@ -20,9 +20,7 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
     auto& plan = tessera::spmm_plan_for(a, x, {kernel});  // the inspector, outside the timing
     comm.stats().reset();
     const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { plan.apply(a, x, y); });
-    auto traffic = tessera::reduce_traffic(comm, "spmm");
-    traffic.total.messages /= static_cast<std::uint64_t>(args.reps + 1);
-    traffic.total.bytes /= static_cast<std::uint64_t>(args.reps + 1);
+    const auto traffic = tessera::bench::traffic_per_run(comm, "spmm", args.reps);
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local());
     double local = 0;
     for (std::size_t i = 0; i < host.extent(0); ++i)

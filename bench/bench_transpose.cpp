@@ -14,11 +14,8 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
     comm.stats().reset();
     const double seconds =
         tessera::bench::median_seconds(comm, args.reps, [&] { at.emplace(tessera::transpose(a, algorithm)); });
-    auto traffic = tessera::reduce_traffic(comm, "transpose");
-    const auto runs = static_cast<std::uint64_t>(args.reps + 1);
-    double local = 0;
-    for (double v : tessera::local_triplets(*at).values) local += v;
-    const double checksum = comm.sum(local);
+    const auto traffic = tessera::bench::traffic_per_run(comm, "transpose", args.reps);
+    const double checksum = tessera::bench::checksum(*at);
     const double rss = tessera::bench::peak_rss_mb(comm);
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"transpose\", \"algorithm\": \"{}\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", "
@@ -26,7 +23,7 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
                  "\"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
                  algorithm == tessera::transpose_algorithm::route ? "route" : "slots", tessera::bench::matrix_name(args),
                  comm.size(), Backend::name(), seconds, args.reps, at->global_nnz(), checksum,
-                 traffic.total.bytes / runs, traffic.total.messages / runs, rss);
+                 traffic.total.bytes, traffic.total.messages, rss);
   }
 }
 

@@ -110,6 +110,24 @@ double median_seconds(const communicator& comm, int reps, F&& run) {
   return times[times.size() / 2];
 }
 
+/// Traffic of one timed run: a scope's counters over all ranks, divided by the reps + 1 runs
+/// median_seconds made (collective).
+inline traffic_summary traffic_per_run(const communicator& comm, const std::string& scope, int reps) {
+  auto t = reduce_traffic(comm, scope);
+  const auto runs = static_cast<std::uint64_t>(reps + 1);
+  t.total.bytes /= runs;
+  t.total.messages /= runs;
+  return t;
+}
+
+/// Sum of all stored values of a matrix (collective).
+template <class T, class Policy>
+double checksum(const dist_matrix<T, Policy>& a) {
+  double local = 0;
+  for (T v : local_triplets(a).values) local += static_cast<double>(v);
+  return a.comm().sum(local);
+}
+
 /// Peak resident memory of the largest rank, in MiB (collective).
 inline double peak_rss_mb(const communicator& comm) {
   rusage usage{};

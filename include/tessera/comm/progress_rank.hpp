@@ -107,16 +107,7 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
     void* base = nullptr;
     TESSERA_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(n * sizeof(T)), static_cast<int>(sizeof(T)),
                                         MPI_INFO_NULL, runtime_->node_comm(), &base, &state->window));
-    int node_size = 0;
-    MPI_Comm_size(runtime_->node_comm(), &node_size);
-    state->node_bases.resize(static_cast<std::size_t>(node_size));
-    for (int q = 0; q < node_size; ++q) {
-      MPI_Aint size = 0;
-      int unit = 0;
-      void* ptr = nullptr;
-      TESSERA_MPI(MPI_Win_shared_query(state->window, q, &size, &unit, &ptr));
-      state->node_bases[static_cast<std::size_t>(q)] = static_cast<std::byte*>(ptr);
-    }
+    state->node_bases = runtime_->node_bases(state->window);
     state->local_base = static_cast<std::byte*>(base);
     // Also the point after which every node's server knows the segment.
     const auto all = comm_.allgather(static_cast<std::uint64_t>(n));

@@ -118,14 +118,10 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
   const stats_scope scope(a.comm(), "reduce_columns");
   dist_dense<T, Policy> out(a.comm(), a.num_cols(), 1);
   std::map<global_index, T> partial;
-  for (const auto& [col, value] : [&] {
-         const auto t = local_triplets(a);
-         std::vector<std::pair<global_index, T>> pairs;
-         for (std::size_t k = 0; k < t.size(); ++k) pairs.emplace_back(t.cols[k], t.values[k]);
-         return pairs;
-       }()) {
-    auto [it, fresh] = partial.try_emplace(col, value);
-    if (!fresh) it->second = op(it->second, value);
+  const auto entries = local_triplets(a);
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    auto [it, fresh] = partial.try_emplace(entries.cols[k], entries.values[k]);
+    if (!fresh) it->second = op(it->second, entries.values[k]);
   }
   struct record {
     global_index col;

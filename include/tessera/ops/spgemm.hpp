@@ -18,6 +18,7 @@
 #include "../kernels/spgemm_esc.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../storage/csr.hpp"
+#include "detail/device_copy.hpp"
 #include "semiring.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -66,7 +67,6 @@ struct fetched_rows {
 template <matrix_value T, matrix_policy Policy>
 fetched_rows<T> fetch_referenced_rows(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
   const auto& comm = a.comm();
-  const int me = comm.rank();
   typename Policy::backend_type::context ctx(comm, typename Policy::backend_type::options{});
 
   // Expose B's local rows: row pointers, global columns, values.
@@ -132,18 +132,8 @@ fetched_rows<T> fetch_referenced_rows(const dist_matrix<T, Policy>& a, const dis
     pending.push_back(ctx.get_nb(val_seg, runs[k].owner, from, std::span<T>(out.values.data() + at, length)));
   }
   wait_all(pending);
-  (void)me;
   ctx.barrier();  // nobody reads B's segments any more: they may go
   return out;
-}
-
-template <class T, class Mem>
-Kokkos::View<T*, Mem> to_view(const std::vector<T>& host, const char* label) {
-  Kokkos::View<T*, Mem> v(std::string(label), host.size());
-  auto mirror = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < host.size(); ++i) mirror(i) = host[i];
-  Kokkos::deep_copy(v, mirror);
-  return v;
 }
 
 /// Plus-times through Kokkos-Kernels: B's fetched rows get compressed local

@@ -15,6 +15,7 @@
 #include "../matrix/dist_dense.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../storage/csr.hpp"
+#include "detail/device_copy.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
@@ -105,17 +106,16 @@ class spmm_plan {
 
     std::vector<request> pending;
     pending.reserve(runs_.size());
-    auto halo_host = Kokkos::create_mirror_view(halo_);
     for (const auto& r : runs_)
       pending.push_back(context_->get_nb(staging_, r.owner, static_cast<std::size_t>(r.first_row) * k,
-                                         std::span<T>(halo_host.data() + static_cast<std::size_t>(r.halo_at) * k,
+                                         std::span<T>(halo_host_.data() + static_cast<std::size_t>(r.halo_at) * k,
                                                       static_cast<std::size_t>(r.count) * k)));
     execution_space exec;
     const auto& block = a.local();
     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local(), halo = halo_;
     if (options_.kernel == spmm_kernel::kokkos_kernels) {
       wait_all(pending);
-      Kokkos::deep_copy(halo_, halo_host);
+      Kokkos::deep_copy(halo_, halo_host_);
       apply_kokkos_kernels(a, x_local, halo, y);
       context_->barrier();
       return;
@@ -124,7 +124,7 @@ class spmm_plan {
       kernels::spmm_rows<execution_space, T, memory_space>(exec, interior_rows_, block.row_ptr, block.col_idx,
                                                            block.values, sources_, x_local, halo, y.local());
     wait_all(pending);
-    Kokkos::deep_copy(halo_, halo_host);
+    Kokkos::deep_copy(halo_, halo_host_);
     if (k > 0)
       kernels::spmm_rows<execution_space, T, memory_space>(exec, boundary_rows_, block.row_ptr, block.col_idx,
                                                            block.values, sources_, x_local, halo, y.local());
@@ -200,6 +200,7 @@ class spmm_plan {
     sources_.row = Kokkos::create_mirror_view_and_copy(memory_space{}, source_row);
     halo_ = Kokkos::View<T**, Kokkos::LayoutRight, memory_space>("tessera::spmm::halo", static_cast<std::size_t>(halo),
                                                                   static_cast<std::size_t>(k_));
+    halo_host_ = Kokkos::create_mirror_view(halo_);  // where the gets land (the halo itself on the host)
 
     // Rows that touch only local X are computed while the halo is in flight.
     const auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().row_ptr);
@@ -210,21 +211,12 @@ class spmm_plan {
       for (offset_type e = row_ptr(r); e < row_ptr(r + 1) && !remote; ++e) remote = local_flag(col_idx(e)) == 0;
       (remote ? boundary : interior).push_back(r);
     }
-    interior_rows_ = to_device(interior, "tessera::spmm::interior");
-    boundary_rows_ = to_device(boundary, "tessera::spmm::boundary");
+    interior_rows_ = detail::to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
+    boundary_rows_ = detail::to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
     nnz_ = a.local_nnz();
   }
 
   using column_sources_host = Kokkos::View<std::uint8_t*, Kokkos::HostSpace>;
-
-  static Kokkos::View<const local_index*, memory_space> to_device(const std::vector<local_index>& rows,
-                                                                  const char* label) {
-    Kokkos::View<local_index*, memory_space> v(std::string(label), rows.size());
-    auto host = Kokkos::create_mirror_view(v);
-    for (std::size_t i = 0; i < rows.size(); ++i) host(i) = rows[i];
-    Kokkos::deep_copy(v, host);
-    return v;
-  }
 
   communicator comm_;
   std::vector<global_index> x_offsets_;
@@ -235,6 +227,7 @@ class spmm_plan {
   kernels::column_sources<memory_space> sources_;
   Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
   Kokkos::View<T**, Kokkos::LayoutRight, memory_space> halo_;
+  typename Kokkos::View<T**, Kokkos::LayoutRight, memory_space>::HostMirror halo_host_;
   std::unique_ptr<backend_context> context_;
   segment<T> staging_;
 };

@@ -82,7 +82,7 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
   // batches; each put waits only for its own fetch, so the aggregator packs them all.
   constexpr std::size_t batch = 4096;
   std::vector<std::int64_t> claimed(batch);
-  std::vector<request> fetches;
+  std::vector<request> fetches, puts;
   std::vector<slot_entry> payload(batch);
   for (std::size_t begin = 0; begin < entries.size(); begin += batch) {
     const std::size_t end = std::min(entries.size(), begin + batch);
@@ -94,7 +94,7 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
                                          1, claimed[k - begin]));
     }
     wait_all(fetches);
-    std::vector<request> puts;
+    puts.clear();
     for (std::size_t k = begin; k < end; ++k) {
       payload[k - begin] = {entries.rows[k], entries.values[k]};
       const int owner = result_rows.row_owner(entries.cols[k]);

@@ -133,6 +133,19 @@ class progress_runtime {
     return t;
   }
 
+  /// Where each process of this node has its part of a shared-memory window, by node rank.
+  [[nodiscard]] std::vector<std::byte*> node_bases(MPI_Win window) const {
+    std::vector<std::byte*> bases(static_cast<std::size_t>(node_size_));
+    for (int q = 0; q < node_size_; ++q) {
+      MPI_Aint size = 0;
+      int unit = 0;
+      void* ptr = nullptr;
+      TESSERA_MPI(MPI_Win_shared_query(window, q, &size, &unit, &ptr));
+      bases[static_cast<std::size_t>(q)] = static_cast<std::byte*>(ptr);
+    }
+    return bases;
+  }
+
   /// The server loop: returns once every compute rank of this node said shutdown.
   void serve() {
     int clients = node_clients_;
@@ -196,14 +209,7 @@ class progress_runtime {
     void* base = nullptr;
     TESSERA_MPI(MPI_Win_allocate_shared(0, static_cast<int>(c.element_size), MPI_INFO_NULL, node_comm_, &base,
                                         &w.handle));
-    w.bases.resize(static_cast<std::size_t>(node_size_));
-    for (int q = 0; q < node_size_; ++q) {
-      MPI_Aint size = 0;
-      int unit = 0;
-      void* ptr = nullptr;
-      TESSERA_MPI(MPI_Win_shared_query(w.handle, q, &size, &unit, &ptr));
-      w.bases[static_cast<std::size_t>(q)] = static_cast<std::byte*>(ptr);
-    }
+    w.bases = node_bases(w.handle);
     windows_.emplace(c.segment, std::move(w));
   }
 

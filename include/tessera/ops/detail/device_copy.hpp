@@ -1,0 +1,21 @@
+#pragma once
+/// @file
+/// A host vector copied into a View of the policy's memory space.
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tessera::detail {
+
+template <class T, class MemorySpace>
+[[nodiscard]] Kokkos::View<T*, MemorySpace> to_view(const std::vector<T>& host, const char* label) {
+  Kokkos::View<T*, MemorySpace> v(std::string(label), host.size());
+  auto mirror = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < host.size(); ++i) mirror(i) = host[i];
+  Kokkos::deep_copy(v, mirror);
+  return v;
+}
+
+}  // namespace tessera::detail
