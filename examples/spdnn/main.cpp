@@ -1,5 +1,6 @@
 // tessera-spdnn: Graph Challenge sparse DNN inference on tessera.
 // Run with --help for the options; docs/spdnn.md explains the variants.
+#include "spdnn/challenge_files.hpp"
 #include "spdnn/inference.hpp"
 #include "spdnn/network.hpp"
 #include "spdnn/reference.hpp"
@@ -129,24 +130,6 @@ options parse(int argc, char** argv) {
   return o;
 }
 
-/// The generated network, inputs and categories in the challenge's files (first rank only).
-void write_challenge_files(const options& o, const std::vector<std::int64_t>& categories) {
-  const auto dir = std::filesystem::path(o.write);
-  std::filesystem::create_directories(dir / fmt::format("neuron{}", o.neurons));
-  const spdnn::radixnet net(o.neurons, o.seed);
-  for (int l = 1; l <= o.layers; ++l) {
-    std::ofstream out(spdnn::weight_file(o.write, o.neurons, l));
-    for (int i = 0; i < o.neurons; ++i)
-      for (int j : net.row_columns(l, i)) out << i + 1 << '\t' << j + 1 << '\t' << spdnn::challenge_weight << '\n';
-  }
-  const spdnn::feature_generator gen(o.neurons, o.seed);
-  std::ofstream images(dir / fmt::format("sparse-images-{}.tsv", o.neurons));
-  for (std::int64_t r = 0; r < o.inputs; ++r)
-    for (int n : gen.image(r)) images << r + 1 << '\t' << n + 1 << "\t1\n";
-  std::ofstream truth(dir / fmt::format("neuron{}-l{}-categories.tsv", o.neurons, o.layers));
-  for (auto c : categories) truth << c + 1 << '\n';
-}
-
 /// The serial reference's categories (first rank only): the whole problem on one process.
 std::vector<std::int64_t> reference(const options& o, double bias, const tessera::communicator& self) {
   std::vector<spdnn::host_sparse<value_type>> layers;
@@ -195,17 +178,18 @@ int run(const options& o, const tessera::communicator& world) {
   spdnn::tsv_columns feature_lines;
   const spdnn::feature_generator gen(o.neurons, o.seed);
   spdnn::feature_source source;
+  const bool row_form = spdnn::uses_row_form(o.parallel, o.product);
   if (o.weights.empty()) {
-    layers = spdnn::generated_layers<value_type, P>(comm, spdnn::radixnet(o.neurons, o.seed), o.layers);
+    layers = spdnn::generated_layers<value_type, P>(comm, spdnn::radixnet(o.neurons, o.seed), o.layers, row_form);
     source.generator = &gen;
     source.images = o.inputs;
   } else {
-    layers = spdnn::read_layers<value_type, P>(comm, o.weights, o.neurons, o.layers);
+    layers = spdnn::read_layers<value_type, P>(comm, o.weights, o.neurons, o.layers, row_form);
     feature_lines = spdnn::read_tsv(world, o.features,
                                     {3, std::numeric_limits<std::int64_t>::max(), o.neurons, "image", "neuron"});
     source.file = &feature_lines;
   }
-  const auto problem = spdnn::make_problem<value_type, P>(world, o.parallel, o.neurons, std::move(layers), source, comm);
+  const auto problem = spdnn::make_problem<value_type, P>(world, o.parallel, o.product, o.neurons, std::move(layers), source, comm);
   const double read_seconds = world.max(std::chrono::duration<double>(clock::now() - read_start).count());
 
   spdnn::inference_settings settings;
@@ -250,7 +234,7 @@ int run(const options& o, const tessera::communicator& world) {
     failures += world.min(same) == 1 ? 0 : 1;
   }
   if (!o.write.empty() && world.rank() == 0) {
-    write_challenge_files(o, result.categories);
+    spdnn::write_challenge_files(o.write, o.neurons, o.layers, o.inputs, o.seed, result.categories);
     fmt::print("wrote the network, inputs and categories to {}\n", o.write);
   }
 

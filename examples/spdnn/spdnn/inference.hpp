@@ -1,7 +1,10 @@
 #pragma once
-// Distributed sparse DNN inference in the column-vector form Y' = W'Y'
-// (neurons as rows, images as columns), every variant on tessera's own
-// operations:
+// Distributed sparse DNN inference, every variant on tessera's own operations.
+// Model parallelism and the dense (spmm) mode use the column-vector form
+// Y' = W'Y' (neurons as rows, images as columns): tensor parallelism splits
+// neurons, and spmm multiplies a sparse matrix by a dense block. Data-parallel
+// spgemm uses the row form Y = Y W (images as rows): each product then
+// fetches only the small W, and every output row is one image.
 //
 //   --parallel model  W' and Y' split by neurons over all ranks; each layer's
 //                     product fetches exactly the rows of Y' that the local
@@ -71,8 +74,9 @@ struct bias_relu_clamp {
 template <class T, class Policy>
 struct problem {
   tessera::communicator comm;
-  std::vector<tessera::dist_matrix<T, Policy>> layers;  ///< W'(l): neurons x neurons
-  std::vector<tessera::dist_matrix<T, Policy>> features;  ///< Y'(0): neurons x images here (one entry)
+  std::vector<tessera::dist_matrix<T, Policy>> layers;  ///< W'(l) (column form) or W(l) (row form)
+  std::vector<tessera::dist_matrix<T, Policy>> features;  ///< Y'(0) (neurons x images) or Y(0) (images x neurons)
+  bool row_form = false;
   std::int64_t first_image = 0;  ///< global id of this problem's image 0
   std::int64_t total_images = 0;  ///< over all ranks
 };
@@ -80,16 +84,20 @@ struct problem {
 // ---------------------------------------------------------------------------------------------
 // Building the network and the features.
 
-/// W'(l) for l = 1..L of the RadiX-Net, each rank generating its share of W's rows (collective).
+/// The form each variant computes in (see the top of this file).
+inline bool uses_row_form(scheme parallel, mode product) { return parallel == scheme::data && product == mode::spgemm; }
+
+/// W(l) (row form) or W'(l) for l = 1..L of the RadiX-Net, each rank generating its share of W's rows (collective).
 template <class T, class Policy>
 std::vector<tessera::dist_matrix<T, Policy>> generated_layers(const tessera::communicator& comm, const radixnet& net,
-                                                              int layers) {
+                                                              int layers, bool row_form) {
   std::vector<tessera::dist_matrix<T, Policy>> out;
   const tessera::row_block::mapping rows(comm.size(), net.neurons(), net.neurons());
   for (int l = 1; l <= layers; ++l) {
     tessera::triplets<T> t;
     for (auto i = rows.row_begin(comm.rank()); i < rows.row_end(comm.rank()); ++i)
-      for (int j : net.row_columns(l, static_cast<int>(i))) t.push_back(j, i, static_cast<T>(challenge_weight));
+      for (int j : net.row_columns(l, static_cast<int>(i)))
+        row_form ? t.push_back(i, j, static_cast<T>(challenge_weight)) : t.push_back(j, i, static_cast<T>(challenge_weight));
     out.push_back(tessera::build_from_triplets<T, Policy>(comm, net.neurons(), net.neurons(), t));
   }
   return out;
@@ -103,28 +111,30 @@ inline std::string weight_file(const std::string& dir, int neurons, int layer) {
   return (std::filesystem::path(dir) / name).string();
 }
 
-/// W'(l) for l = 1..L read from the challenge's files, in parallel over comm (collective).
+/// W(l) (row form) or W'(l) for l = 1..L read from the challenge's files, in parallel over comm (collective).
 template <class T, class Policy>
 std::vector<tessera::dist_matrix<T, Policy>> read_layers(const tessera::communicator& comm, const std::string& dir,
-                                                         int neurons, int layers) {
+                                                         int neurons, int layers, bool row_form) {
   std::vector<tessera::dist_matrix<T, Policy>> out;
   for (int l = 1; l <= layers; ++l) {
     const auto cols = read_tsv(comm, weight_file(dir, neurons, l), {3, neurons, neurons, "row", "column"});
     tessera::triplets<T> t;
     t.reserve(cols.size());
-    for (std::size_t e = 0; e < cols.size(); ++e) t.push_back(cols.second[e], cols.first[e], static_cast<T>(cols.value[e]));
+    for (std::size_t e = 0; e < cols.size(); ++e)
+      row_form ? t.push_back(cols.first[e], cols.second[e], static_cast<T>(cols.value[e]))
+               : t.push_back(cols.second[e], cols.first[e], static_cast<T>(cols.value[e]));
     out.push_back(tessera::build_from_triplets<T, Policy>(comm, neurons, neurons, t));
   }
   return out;
 }
 
-/// Images [first, first + count) of the generator as (neuron, image - first) triplets.
+/// Images [first, first + count) of the generator as (neuron, image + shift) triplets, or (image + shift, neuron).
 template <class T>
 tessera::triplets<T> generated_image_entries(const feature_generator& gen, std::int64_t first, std::int64_t count,
-                                             std::int64_t column_of_first) {
+                                             std::int64_t shift, bool row_form = false) {
   tessera::triplets<T> t;
   for (std::int64_t r = first; r < first + count; ++r)
-    for (int n : gen.image(r)) t.push_back(n, column_of_first + (r - first), T(1));
+    for (int n : gen.image(r)) row_form ? t.push_back(r + shift, n, T(1)) : t.push_back(n, r + shift, T(1));
   return t;
 }
 
@@ -135,12 +145,15 @@ struct feature_source {
   const tsv_columns* file = nullptr;  ///< file: this rank's lines (0-based image, neuron)
 };
 
-/// The problem of this rank: the layers on `comm` (world or self) and the features split accordingly (collective over world).
+/// The problem of this rank: the layers on `comm` (world or self) and the
+/// features split accordingly (collective over world). `layers` must be in
+/// the form uses_row_form(parallel, product) says.
 template <class T, class Policy>
-problem<T, Policy> make_problem(const tessera::communicator& world, scheme parallel, int neurons,
+problem<T, Policy> make_problem(const tessera::communicator& world, scheme parallel, mode product, int neurons,
                                 std::vector<tessera::dist_matrix<T, Policy>> layers, const feature_source& source,
                                 const tessera::communicator& comm) {
-  problem<T, Policy> p{comm, std::move(layers), {}, 0, 0};
+  const bool row_form = uses_row_form(parallel, product);
+  problem<T, Policy> p{comm, std::move(layers), {}, row_form, 0, 0};
   std::int64_t images = source.images;
   if (source.file != nullptr) {
     std::int64_t largest = -1;
@@ -154,7 +167,7 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   if (parallel == scheme::model) {
     tessera::triplets<T> t;
     if (source.generator != nullptr) {
-      t = generated_image_entries<T>(*source.generator, mine_first, mine_count, mine_first);
+      t = generated_image_entries<T>(*source.generator, mine_first, mine_count, 0);
     } else {
       for (std::size_t e = 0; e < source.file->size(); ++e)
         t.push_back(source.file->second[e], source.file->first[e], static_cast<T>(source.file->value[e]));
@@ -166,7 +179,7 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   p.first_image = mine_first;
   tessera::triplets<T> t;
   if (source.generator != nullptr) {
-    t = generated_image_entries<T>(*source.generator, mine_first, mine_count, 0);
+    t = generated_image_entries<T>(*source.generator, mine_first, mine_count, -mine_first, row_form);
   } else {
     // Lines were read wherever they fell: route them to their image's rank first.
     tessera::triplets<T> by_image;
@@ -174,9 +187,12 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
       by_image.push_back(source.file->first[e], source.file->second[e], static_cast<T>(source.file->value[e]));
     const auto routed = tessera::build_from_triplets<T, Policy>(world, images, neurons, by_image);
     const auto local = tessera::local_triplets(routed);
-    for (std::size_t e = 0; e < local.size(); ++e) t.push_back(local.cols[e], local.rows[e] - mine_first, local.values[e]);
+    for (std::size_t e = 0; e < local.size(); ++e)
+      row_form ? t.push_back(local.rows[e] - mine_first, local.cols[e], local.values[e])
+               : t.push_back(local.cols[e], local.rows[e] - mine_first, local.values[e]);
   }
-  p.features.push_back(tessera::build_from_triplets<T, Policy>(comm, neurons, mine_count, t));
+  p.features.push_back(row_form ? tessera::build_from_triplets<T, Policy>(comm, mine_count, neurons, t)
+                                : tessera::build_from_triplets<T, Policy>(comm, neurons, mine_count, t));
   return p;
 }
 
@@ -200,17 +216,22 @@ template <class T, class Policy>
 void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z, Kokkos::View<char*, typename Policy::memory_space> flags,
                     bias_relu_clamp<T> act) {
   using exec = typename Policy::execution_space;
-  const auto rows = z.extent(0);
-  // Column-parallel: race-free liveness, and coalesced on a GPU (threads read neighbouring columns).
+  const auto rows = z.extent(0), width = z.extent(1);
+  // One work item per cache line of columns: each reads its line of every row
+  // (row-major Z: the whole of Z once), and owns its columns' flags, so no races.
+  constexpr std::size_t line = 16;
+  const std::size_t items = (width + line - 1) / line;
   Kokkos::parallel_for(
-      "spdnn::activate", Kokkos::RangePolicy<exec>(0, z.extent(1)), KOKKOS_LAMBDA(const std::size_t t) {
-        char alive = 0;
-        for (std::size_t i = 0; i < rows; ++i) {
-          const T y = act(z(i, t));
-          z(i, t) = y;
-          alive |= y != T(0) ? 1 : 0;
-        }
-        flags(t) = alive;
+      "spdnn::activate", Kokkos::RangePolicy<exec>(0, items), KOKKOS_LAMBDA(const std::size_t item) {
+        const std::size_t first = item * line, last = first + line < width ? first + line : width;
+        char alive[line] = {};
+        for (std::size_t i = 0; i < rows; ++i)
+          for (std::size_t t = first; t < last; ++t) {
+            const T y = act(z(i, t));
+            z(i, t) = y;
+            alive[t - first] |= y != T(0) ? 1 : 0;
+          }
+        for (std::size_t t = first; t < last; ++t) flags(t) = alive[t - first];
       });
   exec().fence();
 }
@@ -231,16 +252,21 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
   if (s.product == mode::spgemm) {
     auto y = p.features.front();
     for (std::size_t l = 0; l < p.layers.size(); ++l) {
-      y = tessera::apply_drop_zeros(tessera::spgemm(p.layers[l], y), act);
+      y = tessera::apply_drop_zeros(p.row_form ? tessera::spgemm(y, p.layers[l]) : tessera::spgemm(p.layers[l], y), act);
       if (s.on_layer && world.rank() == 0) s.on_layer(static_cast<int>(l) + 1, seconds(), y.global_nnz());
     }
-    // An image is a category if its column kept an entry on any rank.
-    const auto col_idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local().col_idx);
-    const auto col_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.col_map());
-    std::vector<char> used(col_map.extent(0), 0);
-    for (std::size_t e = 0; e < col_idx.extent(0); ++e) used[static_cast<std::size_t>(col_idx(e))] = 1;
-    for (std::size_t c = 0; c < used.size(); ++c)
-      if (used[c]) live_images.push_back(p.first_image + col_map(c));
+    if (p.row_form) {  // an image is a category if its row kept an entry
+      const auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local().row_ptr);
+      for (std::size_t r = 0; r + 1 < row_ptr.extent(0); ++r)
+        if (row_ptr(r + 1) > row_ptr(r)) live_images.push_back(p.first_image + static_cast<std::int64_t>(r));
+    } else {  // ... if its column kept an entry on any rank
+      const auto col_idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local().col_idx);
+      const auto col_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.col_map());
+      std::vector<char> used(col_map.extent(0), 0);
+      for (std::size_t e = 0; e < col_idx.extent(0); ++e) used[static_cast<std::size_t>(col_idx(e))] = 1;
+      for (std::size_t c = 0; c < used.size(); ++c)
+        if (used[c]) live_images.push_back(p.first_image + col_map(c));
+    }
   } else {
     const std::int64_t images_here = p.features.front().num_cols();
     std::int64_t batch = s.batch > 0 ? s.batch : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / std::max<std::int64_t>(1, p.features.front().num_rows()));
