@@ -36,6 +36,8 @@ namespace tessera {
 /// compute ranks.
 struct progress_rank {
   static constexpr std::string_view name() noexcept { return "progress"; }
+  /// Gets and puts complete without the target calling tessera (see is_passive_target).
+  static constexpr bool passive_target = true;
 
   struct options {
     conveyor_options messaging{};      ///< the conveyor behind mailboxes

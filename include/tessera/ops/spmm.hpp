@@ -57,7 +57,12 @@ namespace detail {
 /// What every SpMM plan with the same communicator, row split of X and width
 /// k can share: the backend context, the window X is staged in, and the halo
 /// buffers. SpDNN keeps one plan per layer, all with the same X: sharing keeps
-/// their memory at one staging copy and one (largest) halo, not one per layer.
+/// their memory at two staging copies and one (largest) halo, not one per layer.
+///
+/// Staging is double-buffered: fetching products alternate between the two
+/// windows, so a product never overwrites the window the previous fetching
+/// product was read from, and needs no closing barrier: the opening barrier
+/// of the product in between orders every read before the next overwrite.
 template <class T, class Policy>
 struct spmm_workspace {
   using memory_space = typename Policy::memory_space;
@@ -66,7 +71,8 @@ struct spmm_workspace {
 
   spmm_workspace(const communicator& comm, std::size_t my_rows, std::size_t k) : comm_(comm), k_(k) {
     context = std::make_unique<backend_context>(comm, typename Policy::backend_type::options{});
-    staging = context->template allocate<T>(my_rows * k);
+    staging[0] = context->template allocate<T>(my_rows * k);
+    staging[1] = context->template allocate<T>(my_rows * k);
   }
 
   /// The halo holds at least `rows` rows (not collective).
@@ -97,7 +103,10 @@ struct spmm_workspace {
   }
 
   std::unique_ptr<backend_context> context;
-  segment<T> staging;
+  segment<T> staging[2];
+  /// Which staging window the next fetching product uses (the same on every rank:
+  /// all ranks run the same products in the same order).
+  int next_staging = 0;
   halo_type halo;
   typename halo_type::HostMirror halo_host;
 
@@ -165,8 +174,10 @@ class spmm_plan {
     ws.reserve_halo(static_cast<std::size_t>(halo_rows_));
     using host_matrix = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     // Stage this rank's X where the others can fetch it.
+    segment<T>& staging = ws.staging[ws.next_staging];
+    if (anyone_fetches_) ws.next_staging ^= 1;
     if (read_by_others_) {
-      const host_matrix staged(ws.staging.local().data(), x.local().extent(0), k);
+      const host_matrix staged(staging.local().data(), x.local().extent(0), k);
       Kokkos::deep_copy(staged, x.local());
     }
     if (anyone_fetches_) ws.context->barrier();
@@ -178,7 +189,7 @@ class spmm_plan {
     std::vector<request> pending;
     pending.reserve(runs_.size());
     for (const auto& r : runs_)
-      pending.push_back(ws.context->get_nb(ws.staging, r.owner, static_cast<std::size_t>(r.first_row) * k,
+      pending.push_back(ws.context->get_nb(staging, r.owner, static_cast<std::size_t>(r.first_row) * k,
                                            std::span<T>(halo_host.data() + static_cast<std::size_t>(r.halo_at) * k,
                                                         static_cast<std::size_t>(r.count) * k)));
     execution_space exec;
@@ -188,7 +199,7 @@ class spmm_plan {
       wait_all(pending);
       Kokkos::deep_copy(halo, halo_host);
       apply_kokkos_kernels(a, x_local, halo, y);
-      if (anyone_fetches_) ws.context->barrier();
+      close(ws);
       return;
     }
     if (k > 0)
@@ -200,8 +211,7 @@ class spmm_plan {
       kernels::spmm_rows<execution_space, T, memory_space>(exec, boundary_rows_, block.row_ptr, block.col_idx,
                                                            block.values, sources_, x_local, halo, y.local());
     exec.fence();
-    // Nobody may overwrite its staged X while others still read it.
-    if (anyone_fetches_) ws.context->barrier();
+    close(ws);
   }
 
   /// Rows of X this rank fetches per product, and the one-sided gets that fetch them.
@@ -210,6 +220,13 @@ class spmm_plan {
   [[nodiscard]] global_index num_vectors() const noexcept { return k_; }
 
  private:
+  // With a passive-target backend the double-buffered staging orders the next overwrite (see
+  // spmm_workspace); otherwise the staged X's owner must keep serving until every reader is done.
+  void close(detail::spmm_workspace<T, Policy>& ws) {
+    if constexpr (!is_passive_target<typename Policy::backend_type>)
+      if (anyone_fetches_) ws.context->barrier();
+  }
+
   // X gathered in A's column-map order (LayoutLeft, as Kokkos-Kernels' multivector spmv wants), then spmv.
   void apply_kokkos_kernels(const matrix_type& a, const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
                             const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y) {
