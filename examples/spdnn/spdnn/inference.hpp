@@ -52,7 +52,7 @@ struct inference_settings {
   double ymax = challenge_ymax;
   mode product = mode::spmm;
   /// Images per batch in spmm mode (rounded up to a power of two); 0 picks one
-  /// that keeps a batch of Y' near 4 MiB, cache-sized.
+  /// that keeps each rank's part of a batch of Y' near 4 MiB, cache-sized.
   std::int64_t batch = 0;
   /// Called on the first rank after each layer: (layer, seconds so far, nonzeros or live images).
   std::function<void(int, double, std::int64_t)> on_layer;
@@ -269,7 +269,10 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
     }
   } else {
     const std::int64_t images_here = p.features.front().num_cols();
-    std::int64_t batch = s.batch > 0 ? s.batch : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / std::max<std::int64_t>(1, p.features.front().num_rows()));
+    // About 4 MiB of Y' per rank (neurons / ranks of p.comm rows: the same on every rank): cache-sized,
+    // and under model parallelism as few synchronised layer steps as that allows.
+    const std::int64_t rows_per_rank = std::max<std::int64_t>(1, p.features.front().num_rows() / p.comm.size());
+    std::int64_t batch = s.batch > 0 ? s.batch : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / rows_per_rank);
     batch = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::min(batch, std::max<std::int64_t>(images_here, 1)))));
     // This rank's entries of Y'(0), bucketed by batch once.
     const auto y0 = tessera::local_triplets(p.features.front());
