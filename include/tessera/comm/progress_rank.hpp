@@ -85,8 +85,9 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
   explicit context(const communicator& comm, progress_rank::options options = {})
       : comm_(comm),
         options_(options),
-        // A one-rank communicator (a data-parallel rank's own) reaches nobody else: no server needed.
-        runtime_(comm.size() == 1 ? nullptr : require_runtime(comm)),
+        // A one-rank communicator (a data-parallel rank's own) reaches nobody else: no server needed,
+        // but the environment must still have progress ranks, so a missing option fails at any size.
+        runtime_(comm.size() == 1 ? (require_runtime_exists(), nullptr) : require_runtime(comm)),
         messages_(std::make_unique<conveyor>(comm, options.messaging)) {}
 
   [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
@@ -257,12 +258,17 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
     void wait() override { TESSERA_MPI(MPI_Wait(&handle, MPI_STATUS_IGNORE)); }
   };
 
-  static detail::progress_runtime* require_runtime(const communicator& comm) {
+  static detail::progress_runtime* require_runtime_exists() {
     auto* runtime = detail::active_progress_runtime();
     TESSERA_REQUIRE(runtime != nullptr, invalid_argument,
                     "progress_rank: the environment has no progress ranks; start it with "
                     "environment_options{{.progress_ranks = true}} (or TESSERA_PROGRESS_RANKS=1 with "
                     "environment_options::from_environment_variables())");
+    return runtime;
+  }
+
+  static detail::progress_runtime* require_runtime(const communicator& comm) {
+    auto* runtime = require_runtime_exists();
     int same = MPI_UNEQUAL;
     TESSERA_MPI(MPI_Comm_compare(comm.get(), runtime->compute_comm(), &same));
     TESSERA_REQUIRE(same == MPI_IDENT || same == MPI_CONGRUENT, invalid_argument,
