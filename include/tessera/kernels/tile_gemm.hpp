@@ -1,0 +1,39 @@
+#pragma once
+/// @file
+/// Node-local tile products C_t += alpha * A_t * B_t through KokkosBlas::gemm
+/// (the system BLAS on the host, cuBLAS/rocBLAS where Kokkos-Kernels has them).
+
+#include <Kokkos_Core.hpp>
+#include <KokkosBlas3_gemm.hpp>
+
+#include <cstddef>
+#include <vector>
+
+namespace tessera::kernels {
+
+/// One product of column-major tiles: element offsets into the A, B and C
+/// buffers and the shapes (C is m x n, A m x k, B k x n).
+struct tile_product {
+  std::size_t a = 0, b = 0, c = 0;
+  int m = 0, n = 0, k = 0;
+};
+
+/// Run `products` in order: C += alpha * A * B, each tile a column-major View
+/// into the given buffers (all in `Memory`). Products that share a C tile are
+/// applied one after another, so no atomics are needed.
+template <class ExecutionSpace, class T, class Memory>
+void tile_gemms(const std::vector<tile_product>& products, T alpha, const Kokkos::View<const T*, Memory>& a,
+                const Kokkos::View<const T*, Memory>& b, const Kokkos::View<T*, Memory>& c) {
+  using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  using in_tile = Kokkos::View<const T**, Kokkos::LayoutLeft, Kokkos::Device<ExecutionSpace, Memory>, unmanaged>;
+  using out_tile = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<ExecutionSpace, Memory>, unmanaged>;
+  for (const auto& p : products) {
+    if (p.m == 0 || p.n == 0 || p.k == 0) continue;
+    const in_tile at(a.data() + p.a, static_cast<std::size_t>(p.m), static_cast<std::size_t>(p.k));
+    const in_tile bt(b.data() + p.b, static_cast<std::size_t>(p.k), static_cast<std::size_t>(p.n));
+    const out_tile ct(c.data() + p.c, static_cast<std::size_t>(p.m), static_cast<std::size_t>(p.n));
+    KokkosBlas::gemm("N", "N", alpha, at, bt, T{1}, ct);
+  }
+}
+
+}  // namespace tessera::kernels
