@@ -54,5 +54,6 @@
 #include "ops/transpose.hpp"
 
 #include "generators/laplacian.hpp"
+#include "generators/molecular_chain.hpp"
 #include "generators/rmat.hpp"
 #include "generators/uniform_random.hpp"
