@@ -142,6 +142,9 @@ TEST_CASE_TEMPLATE("bsgemm with a small budget makes many blocks and chunks", B,
     // The largest column (B and C tiles) needs under 6 KB: blocks of 6000 bytes, chunks of 3000.
     bsgemm_options small{.memory_bytes = 12000};
     check_grid<B>(grid, small);
+    small.aggregate_products = true;  // each C tile's products as one panel GEMM
+    check_grid<B>(grid, small);
+    small.aggregate_products = false;
     const auto pr = irregular_problem();
     auto [a, b] = make_operands<B>(comm, pr, grid, 0.9, 0.9);
     bsgemm_plan<double, B> plan(a, b, small);

@@ -46,6 +46,12 @@ struct bsgemm_options {
   std::size_t memory_bytes = std::size_t{1} << 30;
   /// Skip tile products with ||A_ik|| * ||B_kj|| below this (0: no screening).
   double screening_threshold = 0.0;
+  /// Run the products of one C tile as one GEMM over the summed inner dimension
+  /// (A tiles side by side, B tiles stacked into a scratch panel). Off by default:
+  /// with OpenBLAS on one core it measured no faster than one GEMM per tile product
+  /// (BLAS blocks the inner dimension itself, and the stacking copy costs), see
+  /// docs/block_sparse.md; a BLAS with a high per-call cost (GPUs) may gain.
+  bool aggregate_products = false;
 };
 
 /// A shape with zero norms from a pattern predicate `nonzero(ti, tj)` (to plan distributions before any value exists).
@@ -124,8 +130,12 @@ class bsgemm_plan {
                           t.row, t.col);
     });
     const stats_scope scope(comm_, "bsgemm");
-    auto tiles = detail::allocate_tiles<T, memory_space>(c_mapping_, c_shape_, comm_.rank());
-    if (beta != T{0}) scale_old_c(beta, c, tiles);
+    // C already laid out as the plan's C (every iteration after the first): scale in place, no allocation.
+    const bool reuse = same_pattern(c.shape(), c_shape_);
+    auto tiles = reuse ? c.local() : detail::allocate_tiles<T, memory_space>(c_mapping_, c_shape_, comm_.rank());
+    if (reuse && beta == T{0}) Kokkos::deep_copy(tiles.values, T{0});
+    else if (reuse && beta != T{1}) scale_in_place(beta, tiles.values);
+    else if (!reuse && beta != T{0}) scale_old_c(beta, c, tiles);
 
     // Stage this rank's A where the others can fetch it.
     Kokkos::deep_copy(staging_.local_view(), a.local().values);
@@ -145,13 +155,11 @@ class bsgemm_plan {
       // The other buffer is free (chunk k - 1 is done): prefetch chunk k + 1 into it.
       if (k + 1 < chunks_.size()) start(k + 1);
       // Local A tiles need no transfer: multiply them while the chunk arrives.
-      kernels::tile_gemms<ExecutionSpace, T, memory_space>(chunks_[k].local_products, alpha, a_local, b_local,
-                                                           tiles.values);
+      run_products(chunks_[k].local_products, alpha, a_local, b_local, tiles.values);
       wait_all(current);
       Kokkos::deep_copy(buffers_[k % 2], host_buffers_[k % 2]);
       const Kokkos::View<const T*, memory_space> chunk = buffers_[k % 2];
-      kernels::tile_gemms<ExecutionSpace, T, memory_space>(chunks_[k].fetched_products, alpha, chunk, b_local,
-                                                           tiles.values);
+      run_products(chunks_[k].fetched_products, alpha, chunk, b_local, tiles.values);
     }
     ExecutionSpace().fence();
     // Nobody may restage its A while others still read it.
@@ -366,10 +374,36 @@ class bsgemm_plan {
         (owner == me ? ch.local_products : ch.fetched_products).push_back(tp);
       }
     }
+    std::size_t scratch_a = 0, scratch_b = 0;
+    for (auto& ch : chunks_) {
+      if (!options_.aggregate_products) break;
+      for (auto* list : {&ch.local_products, &ch.fetched_products}) {
+        const auto [sa, sb] = detail::group_by_c(*list);
+        scratch_a = std::max(scratch_a, sa);
+        scratch_b = std::max(scratch_b, sb);
+      }
+    }
+    scratch_a_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::a_panel", scratch_a);
+    scratch_b_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::b_panel", scratch_b);
     for (int k = 0; k < 2; ++k) {
       buffers_[k] = Kokkos::View<T*, memory_space>("tessera::bsgemm::chunk", buffer_elements);
       host_buffers_[k] = Kokkos::create_mirror_view(buffers_[k]);
     }
+  }
+
+  void run_products(const std::vector<kernels::tile_product>& products, T alpha,
+                    const Kokkos::View<const T*, memory_space>& a, const Kokkos::View<const T*, memory_space>& b,
+                    const Kokkos::View<T*, memory_space>& c) const {
+    if (options_.aggregate_products)
+      kernels::grouped_tile_gemms<ExecutionSpace, T, memory_space>(products, alpha, a, b, c, scratch_a_, scratch_b_);
+    else
+      kernels::tile_gemms<ExecutionSpace, T, memory_space>(products, alpha, a, b, c);
+  }
+
+  static void scale_in_place(T beta, const Kokkos::View<T*, memory_space>& values) {
+    Kokkos::parallel_for(
+        "tessera::bsgemm::scale_c", Kokkos::RangePolicy<ExecutionSpace>(0, values.extent(0)),
+        KOKKOS_LAMBDA(const std::size_t e) { values(e) *= beta; });
   }
 
   // beta * C's old tiles, into the tiles of the plan's shape.
@@ -396,7 +430,7 @@ class bsgemm_plan {
   std::vector<chunk> chunks_;
   std::size_t num_blocks_ = 0, fetched_elements_ = 0;
   double local_flops_ = 0, flops_ = 0;
-  Kokkos::View<T*, memory_space> buffers_[2];
+  Kokkos::View<T*, memory_space> buffers_[2], scratch_a_, scratch_b_;
   typename Kokkos::View<T*, memory_space>::HostMirror host_buffers_[2];
   std::unique_ptr<backend_context> context_;
   segment<T> staging_;

@@ -5,11 +5,13 @@
 /// cutting a block's A tiles into chunks (one tile per A row, cyclically).
 
 #include "../../core/error.hpp"
+#include "../../kernels/tile_gemm.hpp"
 #include "../../storage/block_sparse.hpp"
 
 #include <algorithm>
 #include <cstddef>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 namespace tessera::detail {
@@ -91,6 +93,27 @@ std::vector<std::vector<std::size_t>> cyclic_chunks(const std::vector<std::vecto
   }
   if (chunks.back().empty()) chunks.pop_back();
   return chunks;
+}
+
+/// Order products by C tile (then A position), so that the executor runs
+/// each C tile's products as one panel GEMM, and return the scratch the
+/// panels need: {elements of the largest A panel, of the largest B panel}.
+inline std::pair<std::size_t, std::size_t> group_by_c(std::vector<kernels::tile_product>& products) {
+  std::sort(products.begin(), products.end(), [](const kernels::tile_product& x, const kernels::tile_product& y) {
+    return x.c != y.c ? x.c < y.c : x.a < y.a;
+  });
+  std::size_t a_max = 0, b_max = 0;
+  for (std::size_t start = 0; start < products.size();) {
+    std::size_t end = start, k = 0;
+    for (; end < products.size() && products[end].c == products[start].c; ++end)
+      k += static_cast<std::size_t>(products[end].k);
+    if (end - start > 1) {
+      a_max = std::max(a_max, k * static_cast<std::size_t>(products[start].m));
+      b_max = std::max(b_max, k * static_cast<std::size_t>(products[start].n));
+    }
+    start = end;
+  }
+  return {a_max, b_max};
 }
 
 }  // namespace tessera::detail
