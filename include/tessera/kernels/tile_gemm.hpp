@@ -21,6 +21,11 @@ struct tile_product {
 /// Run `products` in order: C += alpha * A * B, each tile a column-major View
 /// into the given buffers (all in `Memory`). Products that share a C tile are
 /// applied one after another, so no atomics are needed.
+/// True when two products write the same C tile (offset and shape: a zero-width tile shares its offset).
+inline bool same_c_tile(const tile_product& x, const tile_product& y) noexcept {
+  return x.c == y.c && x.m == y.m && x.n == y.n;
+}
+
 /// One product C_t += alpha * A_t * B_t of column-major tiles in the given buffers.
 template <class ExecutionSpace, class T, class Memory>
 void tile_gemm(const tile_product& p, T alpha, const Kokkos::View<const T*, Memory>& a,
@@ -97,7 +102,7 @@ void panel_gemm(const tile_product* first, const tile_product* last, T alpha, co
                    out_tile(c.data() + first->c, m, n));
 }
 
-/// Run products sorted by C tile, each C tile's products as one panel_gemm (a single product directly).
+/// Run products sorted by C tile (detail::group_by_c), each C tile's products as one panel_gemm (a single product directly).
 template <class ExecutionSpace, class T, class Memory>
 void grouped_tile_gemms(const std::vector<tile_product>& products, T alpha, const Kokkos::View<const T*, Memory>& a,
                         const Kokkos::View<const T*, Memory>& b, const Kokkos::View<T*, Memory>& c,
@@ -105,7 +110,7 @@ void grouped_tile_gemms(const std::vector<tile_product>& products, T alpha, cons
   std::size_t start = 0;
   while (start < products.size()) {
     std::size_t end = start + 1;
-    while (end < products.size() && products[end].c == products[start].c) ++end;
+    while (end < products.size() && same_c_tile(products[end], products[start])) ++end;
     if (end - start == 1) {
       tile_gemm<ExecutionSpace, T, Memory>(products[start], alpha, a, b, c);
     } else {
