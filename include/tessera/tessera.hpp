@@ -51,6 +51,7 @@
 #include "ops/semiring.hpp"
 #include "ops/spgemm.hpp"
 #include "ops/spmm.hpp"
+#include "ops/summa.hpp"
 #include "ops/transpose.hpp"
 
 #include "generators/laplacian.hpp"

@@ -258,3 +258,63 @@ TEST_CASE("bsgemm rejects bad input on every rank") {
     expect([&] { (void)bsgemm(1.0, a22, b14); }, error_kind::dimension_mismatch, "grid");
   }
 }
+
+namespace {
+template <class B>
+void check_summa(process_grid grid) {
+  const auto& comm = test::world();
+  INFO("grid " << grid.p << " x " << grid.q);
+  const auto pr = irregular_problem();
+  const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, pr.k);
+  const auto b_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.k, pr.n);
+  auto a = make_block_sparse<double, block_cyclic_2d, B>(comm, a_map, pattern(0.7, 1, 3),
+                                                         [](global_index i, global_index j) { return element(i, j, 1); });
+  auto b = make_block_sparse<double, block_cyclic_2d, B>(comm, b_map, pattern(0.6, 2),
+                                                         [](global_index i, global_index j) { return element(i, j, 2); });
+  const auto ad = gather_dense(a), bd = gather_dense(b);
+  const auto m = static_cast<std::size_t>(a.num_rows()), k = static_cast<std::size_t>(a.num_cols()),
+             n = static_cast<std::size_t>(b.num_cols());
+  auto dense = [&](double alpha, double beta, const std::vector<double>& c0) {
+    std::vector<double> c(m * n, 0.0);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t i = 0; i < m; ++i) {
+        double s = 0;
+        for (std::size_t l = 0; l < k; ++l) s += ad[i + l * m] * bd[l + j * k];
+        c[i + j * m] = alpha * s + (c0.empty() ? 0.0 : beta * c0[i + j * m]);
+      }
+    return c;
+  };
+  auto c = summa(1.25, a, b);
+  require_close(gather_dense(c), dense(1.25, 0.0, {}));
+  const auto c0 = gather_dense(c);
+  summa(0.5, a, b, -1.0, c);
+  require_close(gather_dense(c), dense(0.5, -1.0, c0));
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("summa equals the dense reference on every grid", B, mpi_rma, aggregator) {
+  for (const auto grid : grids_of(test::world().size())) check_summa<B>(grid);
+}
+
+TEST_CASE("summa on progress ranks equals the dense reference") {
+  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+  for (const auto grid : grids_of(test::world().size())) check_summa<progress_rank>(grid);
+}
+
+TEST_CASE("summa rejects operands on different grids, on every rank") {
+  const auto& comm = test::world();
+  if (comm.size() != 4) return;
+  const auto pr = irregular_problem();
+  const auto a_map = block_cyclic_2d{.grid = process_grid{2, 2}}.make_tile_mapping(4, pr.m, pr.k);
+  const auto b_map = block_cyclic_2d{.grid = process_grid{1, 4}}.make_tile_mapping(4, pr.k, pr.n);
+  auto a = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, a_map, pattern(0.5, 1),
+                                                               [](global_index, global_index) { return 1.0; });
+  auto b = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, b_map, pattern(0.5, 2),
+                                                               [](global_index, global_index) { return 1.0; });
+  try {
+    (void)summa(1.0, a, b);
+    FAIL("no error");
+  } catch (const error& e) {
+    CHECK(e.kind() == error_kind::dimension_mismatch);
+  }
+}
