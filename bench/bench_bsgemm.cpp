@@ -7,6 +7,7 @@
 //
 // GFLOP/s count the flops of nonzero tile products only (what the plan executes).
 #include "support/bench_common.hpp"
+#include "support/block_sparse_problems.hpp"
 
 #include <KokkosBlas3_gemm.hpp>
 
@@ -81,36 +82,6 @@ options parse(int argc, char** argv) {
   return o;
 }
 
-// Tile sizes uniform in [lo, hi] covering n elements (the last tile shorter).
-tiled_range random_tiles(global_index n, global_index lo, global_index hi, std::mt19937_64& rng) {
-  std::uniform_int_distribution<global_index> size(lo, hi);
-  std::vector<global_index> sizes;
-  for (global_index at = 0; at < n;) {
-    const global_index s = std::min(size(rng), n - at);
-    sizes.push_back(s);
-    at += s;
-  }
-  return tiled_range::from_sizes(sizes);
-}
-
-// The seed's pattern: remove uniformly chosen tiles while the element density stays at or above the target.
-std::vector<char> random_pattern(const tiled_range& rows, const tiled_range& cols, double density, std::mt19937_64& rng) {
-  const std::size_t nr = rows.num_tiles(), nc = cols.num_tiles();
-  std::vector<char> keep(nr * nc, 1);
-  const double total = static_cast<double>(rows.extent()) * static_cast<double>(cols.extent());
-  double stored = total;
-  std::vector<std::size_t> order(nr * nc);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::shuffle(order.begin(), order.end(), rng);
-  for (std::size_t t : order) {
-    const double size = static_cast<double>(rows.size(t / nc) * cols.size(t % nc));
-    if ((stored - size) / total < density) continue;
-    keep[t] = 0;
-    stored -= size;
-  }
-  return keep;
-}
-
 double dgemm_rate() {
   const std::size_t n = 1536;
   Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> a("a", n, n), b("b", n, n), c("c", n, n);
@@ -182,14 +153,13 @@ void run(const communicator& comm, const options& opt) {
   if (opt.synthetic)
     for (const auto& [lo, hi] : opt.tiles)
       for (double density : opt.densities) {
-        std::mt19937_64 rng(opt.seed);
         // Sparser problems are wider, so that B holds about as many nonzeros and there are enough tiles.
-        const global_index n = opt.n > 0 ? opt.n : static_cast<global_index>(4096.0 / std::sqrt(density));
-        const auto mt = random_tiles(opt.m, lo, hi, rng), kt = random_tiles(n, lo, hi, rng),
-                   nt = random_tiles(n, lo, hi, rng);
-        const auto a_keep = random_pattern(mt, kt, density, rng), b_keep = random_pattern(kt, nt, density, rng);
-        auto a_pattern = [&](std::size_t i, std::size_t j) { return a_keep[i * kt.num_tiles() + j] != 0; };
-        auto b_pattern = [&](std::size_t i, std::size_t j) { return b_keep[i * nt.num_tiles() + j] != 0; };
+        const bench::synthetic_problem pr(opt.m, bench::default_n(opt.n, density), lo, hi, density, opt.seed);
+        const auto& mt = pr.m_tiles;
+        const auto& kt = pr.k_tiles;
+        const auto& nt = pr.n_tiles;
+        auto a_pattern = [&](std::size_t i, std::size_t j) { return pr.a_nonzero(i, j); };
+        auto b_pattern = [&](std::size_t i, std::size_t j) { return pr.b_nonzero(i, j); };
         const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), mt, kt);
         auto a = make_block_sparse<double, block_cyclic_2d, Backend>(
             comm, a_map, a_pattern, [](global_index i, global_index j) { return generate::tensor_value(i, j, 1); });
