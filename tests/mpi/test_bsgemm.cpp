@@ -241,6 +241,11 @@ TEST_CASE("bsgemm rejects bad input on every rank") {
   auto bad_b = make_block_sparse<double, replicated_columns, mpi_rma>(comm, bad_map, pattern(0.5, 2),
                                                                       [](global_index, global_index) { return 1.0; });
   expect([&] { (void)bsgemm(1.0, a, bad_b); }, error_kind::dimension_mismatch, "tiling");
+  // A C tiled unlike A's rows and B's columns, with beta != 0.
+  const auto c_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, other_k);
+  auto bad_c = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, c_map, pattern(0.5, 3),
+                                                                   [](global_index, global_index) { return 1.0; });
+  expect([&] { bsgemm(1.0, a, b, 1.0, bad_c); }, error_kind::dimension_mismatch, "tiled");
   // A budget that cannot hold one column.
   expect([&] { (void)bsgemm(1.0, a, b, bsgemm_options{.memory_bytes = 64}); }, error_kind::invalid_argument,
          "memory budget");

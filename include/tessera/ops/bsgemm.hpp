@@ -32,7 +32,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
-#include <optional>
 #include <span>
 #include <vector>
 
@@ -91,7 +90,12 @@ class bsgemm_plan {
   bsgemm_plan(const a_type& a, const b_type& b, bsgemm_options options = {},
               const block_sparse_shape* c_shape = nullptr)
       : comm_(a.comm()), options_(options) {
-    comm_.collectively([&] { validate(a, b); });
+    comm_.collectively([&] {
+      validate(a, b);
+      TESSERA_REQUIRE(c_shape == nullptr ||
+                          (c_shape->row_tiles() == a.row_tiles() && c_shape->col_tiles() == b.col_tiles()),
+                      dimension_mismatch, "bsgemm: C must be tiled like A's rows and B's columns");
+    });
     const auto mine = comm_.collectively([&] { return local_c_tiles(a, b, c_shape); });
     // C's shape: every rank's tiles, agreed.
     std::vector<std::int64_t> coords;

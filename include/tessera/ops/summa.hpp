@@ -44,6 +44,9 @@ class summa_plan {
       TESSERA_REQUIRE(grid == b.mapping().grid() && grid.size() == comm_.size(), dimension_mismatch,
                       "summa: A ({} x {}) and B ({} x {}) must share one grid of the communicator's {} ranks", grid.p,
                       grid.q, b.mapping().grid().p, b.mapping().grid().q, comm_.size());
+      TESSERA_REQUIRE(c_shape == nullptr ||
+                          (c_shape->row_tiles() == a.row_tiles() && c_shape->col_tiles() == b.col_tiles()),
+                      dimension_mismatch, "summa: C must be tiled like A's rows and B's columns");
     });
     c_mapping_ = block_cyclic_2d::mapping(grid, a.row_tiles(), b.col_tiles(), b.mapping().column_owners());
     const int me = comm_.rank(), r = grid.row_of(me), c = grid.col_of(me);
