@@ -550,3 +550,21 @@ TEST_CASE("two_hop routing: every rank talks to at most 2 sqrt(P) peers, every r
     }
   }
 }
+
+TEST_CASE("a progress_rank context on a one-rank communicator works locally, without a server") {
+  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+  const auto self = communicator::duplicate(MPI_COMM_SELF);
+  progress_rank::context ctx(self);
+  auto seg = ctx.allocate<double>(8);
+  const std::vector<double> values{1, 2, 3, 4, 5, 6, 7, 8};
+  ctx.put(seg, 0, 0, std::span<const double>(values));
+  ctx.accumulate(seg, 0, 2, std::span<const double>(values.data(), 2));
+  std::vector<double> back(8);
+  ctx.get(seg, 0, 0, std::span<double>(back));
+  CHECK(back == std::vector<double>{1, 2, 4, 6, 5, 6, 7, 8});
+  auto counter = ctx.allocate<std::int64_t>(1);
+  CHECK(ctx.fetch_add(counter, 0, 0, 5) == 0);
+  CHECK(ctx.fetch_add(counter, 0, 0, 1) == 5);
+  ctx.barrier();
+  CHECK(self.stats().total().messages == 0);
+}

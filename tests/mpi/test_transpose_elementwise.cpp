@@ -91,6 +91,15 @@ TEST_CASE_TEMPLATE("scale, apply, prune, add and the reductions", P, policy<row_
     test::require_equal(pruned, host_csr<double>::from_triplets(ref.rows, ref.cols, kept));
     CHECK(pruned.mapping().row_offsets() == a.mapping().row_offsets());
 
+    if constexpr (std::same_as<typename P::storage_type, csr>) {
+      // The fused form: f applied and its zeros dropped in one pass, as SpDNN's activation does.
+      const auto fused = apply_drop_zeros(a, KOKKOS_LAMBDA(const double v) { return v < 0.5 ? 0.0 : 2.0 * v; });
+      triplets<double> doubled = kept;
+      for (auto& v : doubled.values) v *= 2.0;
+      test::require_equal(fused, host_csr<double>::from_triplets(ref.rows, ref.cols, doubled));
+      CHECK(fused.global_nnz() == pruned.global_nnz());
+    }
+
     // A + 2A (same structure) and A + pruned(A) (a subset): sums where both store an entry.
     test::require_equal(add(a, scale(a, 2.0)), mapped([](double v) { return 3.0 * v; }));
     triplets<double> both;

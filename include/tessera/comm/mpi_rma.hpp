@@ -88,6 +88,8 @@ struct mpi_request_state final : request_state {
 /// create a window on a single process.
 struct mpi_rma {
   static constexpr std::string_view name() noexcept { return "rma"; }
+  /// Gets and puts complete without the target calling tessera (see is_passive_target).
+  static constexpr bool passive_target = true;
 
   struct options {
     conveyor_options messaging{};  ///< the conveyor behind mailboxes

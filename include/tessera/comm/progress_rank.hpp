@@ -36,6 +36,8 @@ namespace tessera {
 /// compute ranks.
 struct progress_rank {
   static constexpr std::string_view name() noexcept { return "progress"; }
+  /// Gets and puts complete without the target calling tessera (see is_passive_target).
+  static constexpr bool passive_target = true;
 
   struct options {
     conveyor_options messaging{};      ///< the conveyor behind mailboxes
@@ -71,26 +73,42 @@ struct shared_segment_state final : segment_state {
     MPI_Win_free(&window);
   }
 };
+/// A segment of a one-rank context: private memory, addressed only by its owner.
+struct private_segment_state final : segment_state {
+  std::vector<std::byte> owned;
+};
 }  // namespace detail
 
 /// Per-communicator state of progress_rank. Collective over the environment's compute ranks.
 class progress_rank::context : public detail::context_base<progress_rank::context> {
  public:
   explicit context(const communicator& comm, progress_rank::options options = {})
-      : comm_(comm), options_(options), runtime_(require_runtime(comm)),
+      : comm_(comm),
+        options_(options),
+        // A one-rank communicator (a data-parallel rank's own) reaches nobody else: no server needed.
+        runtime_(comm.size() == 1 ? nullptr : require_runtime(comm)),
         messages_(std::make_unique<conveyor>(comm, options.messaging)) {}
 
   [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
   [[nodiscard]] conveyor& messages() noexcept { return *messages_; }
   /// Number of (possibly emulated) nodes the compute ranks span.
-  [[nodiscard]] int num_nodes() const { return runtime_->num_nodes(); }
+  [[nodiscard]] int num_nodes() const { return runtime_ == nullptr ? 1 : runtime_->num_nodes(); }
   /// Whether compute rank `rank` shares this rank's node (and so is accessed directly).
-  [[nodiscard]] bool on_my_node(int rank) const { return runtime_->on_my_node(rank); }
+  [[nodiscard]] bool on_my_node(int rank) const { return runtime_ == nullptr || runtime_->on_my_node(rank); }
 
   /// Collective: `n` elements on this rank, in its node's shared-memory window.
   template <class T>
     requires std::is_trivially_copyable_v<T>
   segment<T> allocate(std::size_t n) {
+    if (runtime_ == nullptr) {
+      auto mine = std::make_shared<detail::private_segment_state>();
+      mine->id = next_private_id_++;
+      mine->element_size = sizeof(T);
+      mine->owned.resize(n * sizeof(T));
+      mine->local_base = mine->owned.data();
+      mine->extents = {n};
+      return segment<T>(std::move(mine));
+    }
     auto state = std::make_shared<detail::shared_segment_state>();
     state->id = runtime_->next_segment();
     state->element_size = sizeof(T);
@@ -127,8 +145,7 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
 
   request start_get(const detail::segment_state& s, int rank, const strided_region& r, std::byte* local,
                     std::size_t local_stride) {
-    if (runtime_->on_my_node(rank)) {
-      const auto* base = shared(s).node_bases[static_cast<std::size_t>(runtime_->node_rank_of(rank))];
+    if (const std::byte* base = direct_base(s, rank)) {
       if (local_stride == r.block_length) {
         detail::pack_region(base, r, s.element_size, local);
       } else {
@@ -164,9 +181,8 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
 
   request start_fetch_add(const detail::segment_state& s, int rank, std::size_t offset, std::int64_t value,
                           std::int64_t* old) {
-    if (runtime_->on_my_node(rank)) {
-      *old = detail::fetch_add_at(shared(s).node_bases[static_cast<std::size_t>(runtime_->node_rank_of(rank))], offset,
-                                  value);
+    if (std::byte* base = direct_base(s, rank)) {
+      *old = detail::fetch_add_at(base, offset, value);
       return {};
     }
     auto h = detail::make_header(detail::remote_kind::fetch_add, s, rank, strided_region::contiguous(offset, 1),
@@ -180,7 +196,7 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
   /// Remote completion of this rank's writes to `rank`: the server answers a
   /// flush request after every earlier request of this rank.
   void flush(int rank) {
-    if (runtime_->on_my_node(rank)) {
+    if (on_my_node(rank)) {
       std::atomic_thread_fence(std::memory_order_seq_cst);
       return;
     }
@@ -191,6 +207,7 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
   }
   void flush_all() {
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (runtime_ == nullptr) return;
     std::vector<int> targets;
     for (int rank = 0; rank < comm_.size(); ++rank) {
       const int server = runtime_->server_of(rank);
@@ -254,6 +271,14 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
     return runtime;
   }
 
+  /// Where `rank`'s part of the segment is, if this process can load and store it directly
+  /// (the same node, or a one-rank context); null if it goes through a server.
+  std::byte* direct_base(const detail::segment_state& s, int rank) const {
+    if (runtime_ == nullptr) return s.local_base;
+    if (!runtime_->on_my_node(rank)) return nullptr;
+    return shared(s).node_bases[static_cast<std::size_t>(runtime_->node_rank_of(rank))];
+  }
+
   static const detail::shared_segment_state& shared(const detail::segment_state& s) {
     auto* w = dynamic_cast<const detail::shared_segment_state*>(&s);
     TESSERA_REQUIRE(w != nullptr, invalid_argument, "progress_rank: segment {} was not made by a progress_rank context",
@@ -265,8 +290,7 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
                 const std::byte* local, std::size_t local_stride, detail::scalar_code scalar) {
     const std::size_t bytes = r.elements() * s.element_size;
     const bool packed_already = r.count == 1 || local_stride == r.block_length;
-    if (runtime_->on_my_node(rank)) {
-      auto* base = shared(s).node_bases[static_cast<std::size_t>(runtime_->node_rank_of(rank))];
+    if (std::byte* base = direct_base(s, rank)) {
       const std::byte* in = local;
       if (!packed_already) {
         staging_.resize(bytes);
@@ -333,7 +357,8 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
 
   communicator comm_;
   progress_rank::options options_;
-  detail::progress_runtime* runtime_;
+  detail::progress_runtime* runtime_;  ///< null for a one-rank context
+  std::uint32_t next_private_id_ = 0;
   std::unique_ptr<conveyor> messages_;
   std::set<int> dirty_servers_;
   std::vector<std::byte> staging_;

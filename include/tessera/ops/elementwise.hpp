@@ -12,6 +12,7 @@
 #include "../matrix/dist_dense.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../matrix/local_triplets.hpp"
+#include "../storage/csr.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -72,6 +73,57 @@ template <matrix_value T, matrix_policy Policy, class Predicate>
   kept.values.resize(w);
   // Every entry stays on its rank, under A's row split.
   return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), kept, combine::any{});
+}
+
+/// A matrix with values f(a) for every stored a, without the entries where f
+/// gives zero (collective: only the global count). One fused device pass
+/// counts each row's survivors, a scan places them, a second pass writes: the
+/// form of prune(apply(A, f), is_zero) that a layer-by-layer loop (SpDNN's
+/// bias + ReLU + clamp) wants, with no host round trip. The column map is
+/// kept (it may list columns no surviving entry uses). CSR only.
+template <matrix_value T, matrix_policy Policy, class F>
+  requires std::invocable<const F&, const T&> && std::same_as<typename Policy::storage_type, csr>
+[[nodiscard]] dist_matrix<T, Policy> apply_drop_zeros(const dist_matrix<T, Policy>& a, F f) {
+  using exec = typename Policy::execution_space;
+  using mem = typename Policy::memory_space;
+  const auto& in = a.local();
+  const auto rows = static_cast<std::size_t>(in.rows);
+  const auto in_ptr = in.row_ptr;
+  const auto in_col = in.col_idx;
+  const auto in_val = in.values;
+  Kokkos::View<offset_type*, mem> ptr("tessera::apply_drop_zeros::row_ptr", rows + 1);
+  Kokkos::parallel_for(
+      "tessera::apply_drop_zeros::count", Kokkos::RangePolicy<exec>(0, rows), KOKKOS_LAMBDA(const std::size_t r) {
+        offset_type kept = 0;
+        for (offset_type e = in_ptr(r); e < in_ptr(r + 1); ++e) kept += static_cast<T>(f(in_val(e))) != T{0} ? 1 : 0;
+        ptr(r + 1) = kept;
+      });
+  offset_type total = 0;
+  Kokkos::parallel_scan(
+      "tessera::apply_drop_zeros::scan", Kokkos::RangePolicy<exec>(0, rows + 1),
+      KOKKOS_LAMBDA(const std::size_t r, offset_type& running, const bool final) {
+        running += ptr(r);
+        if (final) ptr(r) = running;
+      },
+      total);
+  csr_block<T, mem> out{in.rows, in.cols, ptr,
+                        Kokkos::View<local_index*, mem>("tessera::apply_drop_zeros::col_idx", static_cast<std::size_t>(total)),
+                        Kokkos::View<T*, mem>("tessera::apply_drop_zeros::values", static_cast<std::size_t>(total))};
+  const auto out_col = out.col_idx;
+  const auto out_val = out.values;
+  Kokkos::parallel_for(
+      "tessera::apply_drop_zeros::write", Kokkos::RangePolicy<exec>(0, rows), KOKKOS_LAMBDA(const std::size_t r) {
+        offset_type w = ptr(r);
+        for (offset_type e = in_ptr(r); e < in_ptr(r + 1); ++e) {
+          const T v = static_cast<T>(f(in_val(e)));
+          if (v == T{0}) continue;
+          out_col(w) = in_col(e);
+          out_val(w) = v;
+          ++w;
+        }
+      });
+  exec().fence();
+  return dist_matrix<T, Policy>(a.comm(), a.mapping(), out, a.col_map());
 }
 
 /// C = A + B (collective). A and B must have the same shape and the same row split.

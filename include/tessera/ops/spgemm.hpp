@@ -25,7 +25,15 @@
 #include <KokkosKernels_Handle.hpp>
 #include <KokkosKernels_SparseUtils.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
+// GCC reports -Wmaybe-uninitialized inside Kokkos-Kernels' compression functor at -O3 (float instantiations).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <KokkosSparse_spgemm.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #include <algorithm>
 #include <cstddef>

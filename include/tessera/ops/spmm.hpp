@@ -31,7 +31,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -49,6 +51,72 @@ enum class spmm_kernel {
 struct spmm_options {
   spmm_kernel kernel = spmm_kernel::tessera;
 };
+
+namespace detail {
+
+/// What every SpMM plan with the same communicator, row split of X and width
+/// k can share: the backend context, the window X is staged in, and the halo
+/// buffers. SpDNN keeps one plan per layer, all with the same X: sharing keeps
+/// their memory at two staging copies and one (largest) halo, not one per layer.
+///
+/// Staging is double-buffered: fetching products alternate between the two
+/// windows, so a product never overwrites the window the previous fetching
+/// product was read from, and needs no closing barrier: the opening barrier
+/// of the product in between orders every read before the next overwrite.
+template <class T, class Policy>
+struct spmm_workspace {
+  using memory_space = typename Policy::memory_space;
+  using backend_context = typename Policy::backend_type::context;
+  using halo_type = Kokkos::View<T**, Kokkos::LayoutRight, memory_space>;
+
+  spmm_workspace(const communicator& comm, std::size_t my_rows, std::size_t k) : comm_(comm), k_(k) {
+    context = std::make_unique<backend_context>(comm, typename Policy::backend_type::options{});
+    staging[0] = context->template allocate<T>(my_rows * k);
+    staging[1] = context->template allocate<T>(my_rows * k);
+  }
+
+  /// The halo holds at least `rows` rows (not collective).
+  void reserve_halo(std::size_t rows) {
+    if (halo_made_ && rows <= halo.extent(0)) return;
+    halo = halo_type("tessera::spmm::halo", rows, k_);
+    halo_made_ = true;
+    halo_host = Kokkos::create_mirror_view(halo);  // where the gets land (the halo itself on the host)
+  }
+
+  /// The workspace of (comm, X's row split, k), made collectively on first use
+  /// and freed with the last plan that holds it.
+  static std::shared_ptr<spmm_workspace> shared(const communicator& comm, const std::vector<global_index>& x_offsets,
+                                                global_index k) {
+    static std::map<std::string, std::weak_ptr<spmm_workspace>> registry;
+    // The handle identifies the communicator (a workspace keeps its communicator alive, so the
+    // handle is not reused while the entry is live); MPI_Comm_c2f makes it printable portably.
+    std::string key = fmt::format("{}/{}/{}", static_cast<long long>(MPI_Comm_c2f(comm.get())), k,
+                                  Policy::backend_type::name());
+    for (global_index o : x_offsets) key += fmt::format(",{}", o);
+    // Every rank of comm asks for the same key together, so all find it alive or all make it.
+    if (auto live = registry[key].lock()) return live;
+    const auto me = static_cast<std::size_t>(comm.rank());
+    auto made = std::make_shared<spmm_workspace>(comm, static_cast<std::size_t>(x_offsets[me + 1] - x_offsets[me]),
+                                                 static_cast<std::size_t>(k));
+    registry[key] = made;
+    return made;
+  }
+
+  std::unique_ptr<backend_context> context;
+  segment<T> staging[2];
+  /// Which staging window the next fetching product uses (the same on every rank:
+  /// all ranks run the same products in the same order).
+  int next_staging = 0;
+  halo_type halo;
+  typename halo_type::HostMirror halo_host;
+
+ private:
+  communicator comm_;
+  std::size_t k_;
+  bool halo_made_ = false;
+};
+
+}  // namespace detail
 
 /// The plan of Y = A * X for one sparsity structure of A, one row split of X and k columns.
 ///
@@ -78,10 +146,14 @@ class spmm_plan {
       TESSERA_REQUIRE(k >= 0, invalid_argument, "spmm: X has {} columns", k);
       inspect(a, x_rows);
     });
-    context_ = std::make_unique<backend_context>(comm_, typename Policy::backend_type::options{});
-    const auto me = static_cast<std::size_t>(comm_.rank());
-    const auto my_rows = static_cast<std::size_t>(x_offsets_[me + 1] - x_offsets_[me]);
-    staging_ = context_->template allocate<T>(my_rows * static_cast<std::size_t>(k_));
+    // Who reads whose X: a rank nobody reads from skips staging, and a product
+    // nobody fetches for (block-diagonal A, one rank) skips the barriers too.
+    std::vector<std::int64_t> readers(static_cast<std::size_t>(comm_.size()), 0);
+    for (const auto& r : runs_) readers[static_cast<std::size_t>(r.owner)] = 1;
+    comm_.allreduce_inplace(readers, MPI_SUM);
+    read_by_others_ = readers[static_cast<std::size_t>(comm_.rank())] > 0;
+    anyone_fetches_ = std::any_of(readers.begin(), readers.end(), [](std::int64_t n) { return n > 0; });
+    workspace_ = detail::spmm_workspace<T, Policy>::shared(comm_, x_offsets_, k_);
   }
 
   /// Y = A * X (collective). A must have the structure the plan was made for.
@@ -98,47 +170,63 @@ class spmm_plan {
     });
     stats_scope scope(comm_, "spmm");
     const auto k = static_cast<std::size_t>(k_);
+    auto& ws = *workspace_;
+    ws.reserve_halo(static_cast<std::size_t>(halo_rows_));
     using host_matrix = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     // Stage this rank's X where the others can fetch it.
-    const host_matrix staged(staging_.local().data(), x.local().extent(0), k);
-    Kokkos::deep_copy(staged, x.local());
-    context_->barrier();
+    segment<T>& staging = ws.staging[ws.next_staging];
+    if (anyone_fetches_) ws.next_staging ^= 1;
+    if (read_by_others_) {
+      const host_matrix staged(staging.local().data(), x.local().extent(0), k);
+      Kokkos::deep_copy(staged, x.local());
+    }
+    if (anyone_fetches_) ws.context->barrier();
 
+    const Kokkos::View<T**, Kokkos::LayoutRight, memory_space> halo =
+        Kokkos::subview(ws.halo, std::make_pair(std::size_t{0}, static_cast<std::size_t>(halo_rows_)), Kokkos::ALL());
+    const auto halo_host = Kokkos::subview(ws.halo_host, std::make_pair(std::size_t{0}, static_cast<std::size_t>(halo_rows_)),
+                                           Kokkos::ALL());
     std::vector<request> pending;
     pending.reserve(runs_.size());
     for (const auto& r : runs_)
-      pending.push_back(context_->get_nb(staging_, r.owner, static_cast<std::size_t>(r.first_row) * k,
-                                         std::span<T>(halo_host_.data() + static_cast<std::size_t>(r.halo_at) * k,
-                                                      static_cast<std::size_t>(r.count) * k)));
+      pending.push_back(ws.context->get_nb(staging, r.owner, static_cast<std::size_t>(r.first_row) * k,
+                                           std::span<T>(halo_host.data() + static_cast<std::size_t>(r.halo_at) * k,
+                                                        static_cast<std::size_t>(r.count) * k)));
     execution_space exec;
     const auto& block = a.local();
-    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local(), halo = halo_;
+    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
     if (options_.kernel == spmm_kernel::kokkos_kernels) {
       wait_all(pending);
-      Kokkos::deep_copy(halo_, halo_host_);
+      Kokkos::deep_copy(halo, halo_host);
       apply_kokkos_kernels(a, x_local, halo, y);
-      context_->barrier();
+      close(ws);
       return;
     }
     if (k > 0)
       kernels::spmm_rows<execution_space, T, memory_space>(exec, interior_rows_, block.row_ptr, block.col_idx,
                                                            block.values, sources_, x_local, halo, y.local());
     wait_all(pending);
-    Kokkos::deep_copy(halo_, halo_host_);
+    Kokkos::deep_copy(halo, halo_host);
     if (k > 0)
       kernels::spmm_rows<execution_space, T, memory_space>(exec, boundary_rows_, block.row_ptr, block.col_idx,
                                                            block.values, sources_, x_local, halo, y.local());
     exec.fence();
-    // Nobody may overwrite its staged X while others still read it.
-    context_->barrier();
+    close(ws);
   }
 
   /// Rows of X this rank fetches per product, and the one-sided gets that fetch them.
-  [[nodiscard]] std::size_t halo_rows() const noexcept { return halo_.extent(0); }
+  [[nodiscard]] std::size_t halo_rows() const noexcept { return static_cast<std::size_t>(halo_rows_); }
   [[nodiscard]] std::size_t gets_per_apply() const noexcept { return runs_.size(); }
   [[nodiscard]] global_index num_vectors() const noexcept { return k_; }
 
  private:
+  // With a passive-target backend the double-buffered staging orders the next overwrite (see
+  // spmm_workspace); otherwise the staged X's owner must keep serving until every reader is done.
+  void close(detail::spmm_workspace<T, Policy>& ws) {
+    if constexpr (!is_passive_target<typename Policy::backend_type>)
+      if (anyone_fetches_) ws.context->barrier();
+  }
+
   // X gathered in A's column-map order (LayoutLeft, as Kokkos-Kernels' multivector spmv wants), then spmv.
   void apply_kokkos_kernels(const matrix_type& a, const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
                             const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y) {
@@ -198,9 +286,7 @@ class spmm_plan {
     }
     sources_.local = Kokkos::create_mirror_view_and_copy(memory_space{}, local_flag);
     sources_.row = Kokkos::create_mirror_view_and_copy(memory_space{}, source_row);
-    halo_ = Kokkos::View<T**, Kokkos::LayoutRight, memory_space>("tessera::spmm::halo", static_cast<std::size_t>(halo),
-                                                                  static_cast<std::size_t>(k_));
-    halo_host_ = Kokkos::create_mirror_view(halo_);  // where the gets land (the halo itself on the host)
+    halo_rows_ = halo;
 
     // Rows that touch only local X are computed while the halo is in flight.
     const auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().row_ptr);
@@ -226,10 +312,9 @@ class spmm_plan {
   std::vector<run> runs_;
   kernels::column_sources<memory_space> sources_;
   Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
-  Kokkos::View<T**, Kokkos::LayoutRight, memory_space> halo_;
-  typename Kokkos::View<T**, Kokkos::LayoutRight, memory_space>::HostMirror halo_host_;
-  std::unique_ptr<backend_context> context_;
-  segment<T> staging_;
+  local_index halo_rows_ = 0;
+  bool read_by_others_ = false, anyone_fetches_ = false;
+  std::shared_ptr<detail::spmm_workspace<T, Policy>> workspace_;
 };
 
 /// The plan for A * X, made on first use and kept in A.plan_cache() (collective).

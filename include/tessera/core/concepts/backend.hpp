@@ -69,4 +69,21 @@ concept communication_backend =
       { backend.exchange(comm, outgoing) } -> std::same_as<buckets<std::byte>>;
     };
 
+/// Optional: a backend whose one-sided operations complete without the target
+/// running tessera code (MPI's own progress, or a progress rank, serves them)
+/// declares `static constexpr bool passive_target = true;`. Algorithms may then
+/// leave an operation while others still read from them, ordering later
+/// overwrites by their next barrier instead of a closing one. A backend that
+/// serves requests only inside tessera calls (the aggregator) must not: its
+/// target could block in a plain MPI call while a reader waits for it.
+template <class B>
+consteval bool declares_passive_target() {
+  if constexpr (requires { { B::passive_target } -> std::convertible_to<bool>; })
+    return B::passive_target;
+  else
+    return false;
+}
+template <class B>
+inline constexpr bool is_passive_target = declares_passive_target<B>();
+
 }  // namespace tessera

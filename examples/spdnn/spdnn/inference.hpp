@@ -1,0 +1,358 @@
+#pragma once
+// Distributed sparse DNN inference, every variant on tessera's own operations.
+// Model parallelism and the dense (spmm) mode use the column-vector form
+// Y' = W'Y' (neurons as rows, images as columns): tensor parallelism splits
+// neurons, and spmm multiplies a sparse matrix by a dense block. Data-parallel
+// spgemm uses the row form Y = Y W (images as rows): each product then
+// fetches only the small W, and every output row is one image.
+//
+//   --parallel model  W' and Y' split by neurons over all ranks; each layer's
+//                     product fetches exactly the rows of Y' that the local
+//                     rows of W' reference (tensor parallelism, as in SGA).
+//   --parallel data   W' replicated, images split: each rank runs the same
+//                     operations on a communicator of its own, so no layer
+//                     sends anything.
+//   --mode spgemm     Y' sparse: Z = spgemm(W', Y'), then the fused
+//                     bias + ReLU + clamp that also drops the zeros; a dead
+//                     image has no entries left, so it costs nothing later.
+//   --mode spmm       Y' dense, in batches of images: Z = spmm(W', Y') with
+//                     the plan of each layer cached and reused by every batch;
+//                     dead images are dropped by compacting the batch to the
+//                     next power of two of the live ones (so the plans of a
+//                     few widths serve all batches).
+
+#include "network.hpp"
+#include "tsv.hpp"
+
+#include <tessera/tessera.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace spdnn {
+
+enum class mode { spmm, spgemm };
+enum class scheme { model, data };
+
+inline std::string_view to_string(mode m) { return m == mode::spmm ? "spmm" : "spgemm"; }
+inline std::string_view to_string(scheme s) { return s == scheme::model ? "model" : "data"; }
+
+/// The recurrence's constants and how to run it.
+struct inference_settings {
+  double bias = -0.3;
+  double ymax = challenge_ymax;
+  mode product = mode::spmm;
+  /// Images per batch in spmm mode (rounded up to a power of two); 0 picks one
+  /// that keeps each rank's part of a batch of Y' near 4 MiB, cache-sized.
+  std::int64_t batch = 0;
+  /// Called on the first rank after each layer: (layer, seconds so far, nonzeros or live images).
+  std::function<void(int, double, std::int64_t)> on_layer;
+};
+
+/// The fused activation: bias on the nonzeros of Z only, then clamp to [0, ymax].
+template <class T>
+struct bias_relu_clamp {
+  T bias, ymax;
+  KOKKOS_INLINE_FUNCTION T operator()(const T& z) const {
+    if (z == T(0)) return T(0);
+    const T y = z + bias;
+    return y < T(0) ? T(0) : (y > ymax ? ymax : y);
+  }
+};
+
+/// The layers W'(l) and the features Y'(0) on one communicator (the world for
+/// model parallelism, a rank's own for data parallelism).
+template <class T, class Policy>
+struct problem {
+  tessera::communicator comm;
+  std::vector<tessera::dist_matrix<T, Policy>> layers;  ///< W'(l) (column form) or W(l) (row form)
+  std::vector<tessera::dist_matrix<T, Policy>> features;  ///< Y'(0) (neurons x images) or Y(0) (images x neurons)
+  bool row_form = false;
+  std::int64_t first_image = 0;  ///< global id of this problem's image 0
+  std::int64_t total_images = 0;  ///< over all ranks
+};
+
+// ---------------------------------------------------------------------------------------------
+// Building the network and the features.
+
+/// The form each variant computes in (see the top of this file).
+inline bool uses_row_form(scheme parallel, mode product) { return parallel == scheme::data && product == mode::spgemm; }
+
+/// W(l) (row form) or W'(l) for l = 1..L of the RadiX-Net, each rank generating its share of W's rows (collective).
+template <class T, class Policy>
+std::vector<tessera::dist_matrix<T, Policy>> generated_layers(const tessera::communicator& comm, const radixnet& net,
+                                                              int layers, bool row_form) {
+  std::vector<tessera::dist_matrix<T, Policy>> out;
+  const tessera::row_block::mapping rows(comm.size(), net.neurons(), net.neurons());
+  for (int l = 1; l <= layers; ++l) {
+    tessera::triplets<T> t;
+    for (auto i = rows.row_begin(comm.rank()); i < rows.row_end(comm.rank()); ++i)
+      for (int j : net.row_columns(l, static_cast<int>(i)))
+        row_form ? t.push_back(i, j, static_cast<T>(challenge_weight)) : t.push_back(j, i, static_cast<T>(challenge_weight));
+    out.push_back(tessera::build_from_triplets<T, Policy>(comm, net.neurons(), net.neurons(), t));
+  }
+  return out;
+}
+
+/// The challenge's weight file of layer l in `dir` (or in dir/neuron{N}).
+inline std::string weight_file(const std::string& dir, int neurons, int layer) {
+  const std::string name = fmt::format("n{}-l{}.tsv", neurons, layer);
+  const auto nested = std::filesystem::path(dir) / fmt::format("neuron{}", neurons) / name;
+  if (std::filesystem::exists(nested)) return nested.string();
+  return (std::filesystem::path(dir) / name).string();
+}
+
+/// W(l) (row form) or W'(l) for l = 1..L read from the challenge's files, in parallel over comm (collective).
+template <class T, class Policy>
+std::vector<tessera::dist_matrix<T, Policy>> read_layers(const tessera::communicator& comm, const std::string& dir,
+                                                         int neurons, int layers, bool row_form) {
+  std::vector<tessera::dist_matrix<T, Policy>> out;
+  for (int l = 1; l <= layers; ++l) {
+    const auto cols = read_tsv(comm, weight_file(dir, neurons, l), {3, neurons, neurons, "row", "column"});
+    tessera::triplets<T> t;
+    t.reserve(cols.size());
+    for (std::size_t e = 0; e < cols.size(); ++e)
+      row_form ? t.push_back(cols.first[e], cols.second[e], static_cast<T>(cols.value[e]))
+               : t.push_back(cols.second[e], cols.first[e], static_cast<T>(cols.value[e]));
+    out.push_back(tessera::build_from_triplets<T, Policy>(comm, neurons, neurons, t));
+  }
+  return out;
+}
+
+/// Images [first, first + count) of the generator as (neuron, image + shift) triplets, or (image + shift, neuron).
+template <class T>
+tessera::triplets<T> generated_image_entries(const feature_generator& gen, std::int64_t first, std::int64_t count,
+                                             std::int64_t shift, bool row_form = false) {
+  tessera::triplets<T> t;
+  for (std::int64_t r = first; r < first + count; ++r)
+    for (int n : gen.image(r)) row_form ? t.push_back(r + shift, n, T(1)) : t.push_back(n, r + shift, T(1));
+  return t;
+}
+
+/// Where the features come from: the generator, or entries (image, neuron, value) read from a file.
+struct feature_source {
+  const feature_generator* generator = nullptr;
+  std::int64_t images = 0;          ///< generator: how many
+  const tsv_columns* file = nullptr;  ///< file: this rank's lines (0-based image, neuron)
+};
+
+/// The problem of this rank: the layers on `comm` (world or self) and the
+/// features split accordingly (collective over world). `layers` must be in
+/// the form uses_row_form(parallel, product) says.
+template <class T, class Policy>
+problem<T, Policy> make_problem(const tessera::communicator& world, scheme parallel, mode product, int neurons,
+                                std::vector<tessera::dist_matrix<T, Policy>> layers, const feature_source& source,
+                                const tessera::communicator& comm) {
+  const bool row_form = uses_row_form(parallel, product);
+  problem<T, Policy> p{comm, std::move(layers), {}, row_form, 0, 0};
+  std::int64_t images = source.images;
+  if (source.file != nullptr) {
+    std::int64_t largest = -1;
+    for (auto i : source.file->first) largest = std::max(largest, i);
+    images = world.max(largest) + 1;
+  }
+  p.total_images = images;
+  const tessera::row_block::mapping split(world.size(), images, neurons);
+  const auto mine_first = split.row_begin(world.rank()), mine_count = split.row_end(world.rank()) - mine_first;
+
+  if (parallel == scheme::model) {
+    tessera::triplets<T> t;
+    if (source.generator != nullptr) {
+      t = generated_image_entries<T>(*source.generator, mine_first, mine_count, 0);
+    } else {
+      for (std::size_t e = 0; e < source.file->size(); ++e)
+        t.push_back(source.file->second[e], source.file->first[e], static_cast<T>(source.file->value[e]));
+    }
+    p.features.push_back(tessera::build_from_triplets<T, Policy>(world, neurons, images, t));
+    return p;
+  }
+  // Data parallelism: this rank's images, on its own communicator.
+  p.first_image = mine_first;
+  tessera::triplets<T> t;
+  if (source.generator != nullptr) {
+    t = generated_image_entries<T>(*source.generator, mine_first, mine_count, -mine_first, row_form);
+  } else {
+    // Lines were read wherever they fell: route them to their image's rank first.
+    tessera::triplets<T> by_image;
+    for (std::size_t e = 0; e < source.file->size(); ++e)
+      by_image.push_back(source.file->first[e], source.file->second[e], static_cast<T>(source.file->value[e]));
+    const auto routed = tessera::build_from_triplets<T, Policy>(world, images, neurons, by_image);
+    const auto local = tessera::local_triplets(routed);
+    for (std::size_t e = 0; e < local.size(); ++e)
+      row_form ? t.push_back(local.rows[e] - mine_first, local.cols[e], local.values[e])
+               : t.push_back(local.cols[e], local.rows[e] - mine_first, local.values[e]);
+  }
+  p.features.push_back(row_form ? tessera::build_from_triplets<T, Policy>(comm, mine_count, neurons, t)
+                                : tessera::build_from_triplets<T, Policy>(comm, neurons, mine_count, t));
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inference.
+
+/// What a run found: the categories (global image ids, ascending, on every rank of the world).
+struct inference_result {
+  std::vector<std::int64_t> categories;
+  double seconds = 0;  ///< the slowest rank's
+  std::int64_t liveness_bytes = 0;  ///< spmm mode, model parallel: the per-layer OR of live images (an allreduce)
+};
+
+namespace detail {
+
+template <class T>
+using host_entries = std::vector<std::tuple<tessera::local_index, std::int64_t, T>>;
+
+/// Activate a dense batch in place; flags(t) = 1 if column t kept a nonzero.
+template <class T, class Policy>
+void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z, Kokkos::View<char*, typename Policy::memory_space> flags,
+                    bias_relu_clamp<T> act) {
+  using exec = typename Policy::execution_space;
+  const auto rows = z.extent(0), width = z.extent(1);
+  // One work item per cache line of columns: each reads its line of every row
+  // (row-major Z: the whole of Z once), and owns its columns' flags, so no races.
+  constexpr std::size_t line = 16;
+  const std::size_t items = (width + line - 1) / line;
+  Kokkos::parallel_for(
+      "spdnn::activate", Kokkos::RangePolicy<exec>(0, items), KOKKOS_LAMBDA(const std::size_t item) {
+        const std::size_t first = item * line, last = first + line < width ? first + line : width;
+        char alive[line] = {};
+        for (std::size_t i = 0; i < rows; ++i)
+          for (std::size_t t = first; t < last; ++t) {
+            const T y = act(z(i, t));
+            z(i, t) = y;
+            alive[t - first] |= y != T(0) ? 1 : 0;
+          }
+        for (std::size_t t = first; t < last; ++t) flags(t) = alive[t - first];
+      });
+  exec().fence();
+}
+
+}  // namespace detail
+
+/// Run all layers (collective over problem.comm and, for the result, over world).
+template <class T, class Policy>
+inference_result infer(const tessera::communicator& world, const problem<T, Policy>& p, const inference_settings& s) {
+  using clock = std::chrono::steady_clock;
+  const bias_relu_clamp<T> act{static_cast<T>(s.bias), static_cast<T>(s.ymax)};
+  inference_result result;
+  std::vector<std::int64_t> live_images;  // global ids found alive at the end, this rank's share
+  world.barrier();
+  const auto start = clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+
+  if (s.product == mode::spgemm) {
+    auto y = p.features.front();
+    for (std::size_t l = 0; l < p.layers.size(); ++l) {
+      y = tessera::apply_drop_zeros(p.row_form ? tessera::spgemm(y, p.layers[l]) : tessera::spgemm(p.layers[l], y), act);
+      if (s.on_layer && world.rank() == 0) s.on_layer(static_cast<int>(l) + 1, seconds(), y.global_nnz());
+    }
+    if (p.row_form) {  // an image is a category if its row kept an entry
+      const auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local().row_ptr);
+      for (std::size_t r = 0; r + 1 < row_ptr.extent(0); ++r)
+        if (row_ptr(r + 1) > row_ptr(r)) live_images.push_back(p.first_image + static_cast<std::int64_t>(r));
+    } else {  // ... if its column kept an entry on any rank
+      const auto col_idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local().col_idx);
+      const auto col_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.col_map());
+      std::vector<char> used(col_map.extent(0), 0);
+      for (std::size_t e = 0; e < col_idx.extent(0); ++e) used[static_cast<std::size_t>(col_idx(e))] = 1;
+      for (std::size_t c = 0; c < used.size(); ++c)
+        if (used[c]) live_images.push_back(p.first_image + col_map(c));
+    }
+  } else {
+    const std::int64_t images_here = p.features.front().num_cols();
+    // About 4 MiB of Y' per rank (neurons / ranks of p.comm rows: the same on every rank): cache-sized,
+    // and under model parallelism as few synchronised layer steps as that allows.
+    const std::int64_t rows_per_rank = std::max<std::int64_t>(1, p.features.front().num_rows() / p.comm.size());
+    std::int64_t batch = s.batch > 0 ? s.batch : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / rows_per_rank);
+    batch = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::min(batch, std::max<std::int64_t>(images_here, 1)))));
+    // This rank's entries of Y'(0), bucketed by batch once.
+    const auto y0 = tessera::local_triplets(p.features.front());
+    const auto first_row = p.features.front().mapping().row_begin(p.comm.rank());
+    std::vector<detail::host_entries<T>> by_batch(static_cast<std::size_t>((images_here + batch - 1) / batch));
+    for (std::size_t e = 0; e < y0.size(); ++e)
+      by_batch[static_cast<std::size_t>(y0.cols[e] / batch)].emplace_back(
+          static_cast<tessera::local_index>(y0.rows[e] - first_row), y0.cols[e] % batch, y0.values[e]);
+    const auto& w_rows = p.layers.front().mapping();
+    using dense = tessera::dist_dense<T, Policy>;
+    for (std::size_t b = 0; b < by_batch.size(); ++b) {
+      std::int64_t width = batch;
+      std::vector<std::int64_t> image_of(static_cast<std::size_t>(width), -1);
+      const auto batch_first = static_cast<std::int64_t>(b) * batch;
+      for (std::int64_t t = 0; t < width && batch_first + t < images_here; ++t)
+        image_of[static_cast<std::size_t>(t)] = batch_first + t;
+      dense y(p.comm, w_rows, width), z(p.comm, w_rows, width);
+      {
+        auto host = Kokkos::create_mirror_view(y.local());
+        Kokkos::deep_copy(host, T(0));
+        for (const auto& [i, t, v] : by_batch[b]) host(static_cast<std::size_t>(i), static_cast<std::size_t>(t)) = v;
+        Kokkos::deep_copy(y.local(), host);
+      }
+      std::int64_t live = width;
+      Kokkos::View<char*, typename Policy::memory_space> flags("spdnn::live", static_cast<std::size_t>(width));
+      for (std::size_t l = 0; l < p.layers.size() && live > 0; ++l) {
+        tessera::spmm(p.layers[l], y, z);
+        detail::activate_dense<T, Policy>(z.local(), flags, act);
+        auto host_flags = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, flags);
+        std::vector<char> alive(host_flags.data(), host_flags.data() + host_flags.extent(0));
+        if (p.comm.size() > 1) {  // a column lives if any rank's neurons kept a nonzero
+          p.comm.allreduce_inplace(alive, MPI_MAX);
+          result.liveness_bytes += static_cast<std::int64_t>(alive.size());
+        }
+        std::swap(y, z);
+        live = std::count(alive.begin(), alive.end(), char{1});
+        if (s.on_layer && world.rank() == 0) s.on_layer(static_cast<int>(l) + 1, seconds(), live);
+        if (live == 0 || live > width / 2) {
+          if (l + 1 == p.layers.size() || live == 0)
+            for (std::size_t t = 0; t < alive.size(); ++t)
+              if (alive[t] && image_of[t] >= 0) live_images.push_back(p.first_image + image_of[t]);
+          continue;
+        }
+        // Drop the dead images: compact the live columns into a batch of the next power of two.
+        const auto new_width = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(live)));
+        std::vector<std::int64_t> keep, new_image(static_cast<std::size_t>(new_width), -1);
+        for (std::size_t t = 0; t < alive.size(); ++t)
+          if (alive[t]) {
+            new_image[keep.size()] = image_of[t];
+            keep.push_back(static_cast<std::int64_t>(t));
+          }
+        const auto keep_view = tessera::detail::to_view<std::int64_t, typename Policy::memory_space>(keep, "spdnn::keep");
+        dense compact(p.comm, w_rows, new_width);
+        const auto from = y.local();
+        const auto to = compact.local();
+        const auto kept = keep.size();
+        Kokkos::parallel_for(
+            "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0)),
+            KOKKOS_LAMBDA(const std::size_t i) {
+              for (std::size_t t = 0; t < kept; ++t) to(i, t) = from(i, static_cast<std::size_t>(keep_view(t)));
+            });
+        typename Policy::execution_space().fence();
+        y = compact;
+        z = dense(p.comm, w_rows, new_width);
+        flags = Kokkos::View<char*, typename Policy::memory_space>("spdnn::live", static_cast<std::size_t>(new_width));
+        image_of = std::move(new_image);
+        width = new_width;
+        if (l + 1 == p.layers.size())
+          for (std::size_t t = 0; t < kept; ++t)
+            if (image_of[t] >= 0) live_images.push_back(p.first_image + image_of[t]);
+      }
+    }
+  }
+  result.seconds = world.max(seconds());
+  // Model parallelism finds each category on every rank that holds one of its neurons: deduplicate.
+  auto all = tessera::detail::gather_vector(world, live_images, 0, true);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  result.categories = std::move(all);
+  return result;
+}
+
+}  // namespace spdnn

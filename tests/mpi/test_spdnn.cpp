@@ -1,0 +1,206 @@
+// The SpDNN example (examples/spdnn): every variant against the serial
+// reference, its traffic from the counters, the challenge's files written and
+// read back, and malformed files rejected with file and line.
+#include "test_support.hpp"
+
+#include "spdnn/challenge_files.hpp"
+#include "spdnn/inference.hpp"
+#include "spdnn/reference.hpp"
+#include "spdnn/tsv.hpp"
+
+#include <fstream>
+#include <set>
+
+using namespace tessera;
+
+namespace {
+
+// A small network whose images neither all die nor all survive: 1024 neurons,
+// 12 layers (two RadiX-Net blocks, so a permutation is crossed), a milder bias
+// than the challenge's so that about a third of the images are categories.
+constexpr int neurons = 1024, layers = 12;
+constexpr double bias = -0.2;
+constexpr std::uint64_t seed = 7;
+
+std::vector<std::int64_t> reference_for(std::int64_t images) {
+  const spdnn::radixnet net(neurons, seed);
+  std::vector<spdnn::host_sparse<float>> w;
+  for (int l = 1; l <= layers; ++l) w.push_back(spdnn::radixnet_layer<float>(net, l));
+  const auto y = spdnn::generated_features<float>(spdnn::feature_generator(neurons, seed), neurons, 0, images);
+  return spdnn::reference_categories<float>(w, y, static_cast<float>(bias), 32.0f);
+}
+
+template <class Backend>
+std::vector<std::int64_t> distributed(spdnn::scheme parallel, spdnn::mode product, std::int64_t images,
+                                      std::int64_t batch = 0) {
+  using P = policy<row_block, csr, Backend>;
+  const auto& world = test::world();
+  const auto self = communicator::duplicate(MPI_COMM_SELF);
+  const auto& comm = parallel == spdnn::scheme::model ? world : self;
+  const bool row_form = spdnn::uses_row_form(parallel, product);
+  const spdnn::feature_generator gen(neurons, seed);
+  spdnn::feature_source source;
+  source.generator = &gen;
+  source.images = images;
+  const auto problem = spdnn::make_problem<float, P>(
+      world, parallel, product, neurons,
+      spdnn::generated_layers<float, P>(comm, spdnn::radixnet(neurons, seed), layers, row_form), source, comm);
+  spdnn::inference_settings settings;
+  settings.bias = bias;
+  settings.product = product;
+  settings.batch = batch;
+  return spdnn::infer<float, P>(world, problem, settings).categories;
+}
+
+template <class Backend>
+void check_every_variant() {
+  for (std::int64_t images : {std::int64_t{300}, std::int64_t{3}}) {  // 3: some ranks hold no image
+    const auto expected = reference_for(images);
+    if (images == 300) REQUIRE((expected.size() > 30 && expected.size() < 270));  // a real mix
+    for (auto parallel : {spdnn::scheme::model, spdnn::scheme::data})
+      for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm})
+        for (std::int64_t batch : {std::int64_t{0}, std::int64_t{16}}) {
+          if (product == spdnn::mode::spgemm && batch != 0) continue;
+          INFO("images " << images << ", " << spdnn::to_string(parallel) << " parallel, " << spdnn::to_string(product)
+                         << ", batch " << batch);
+          CHECK(distributed<Backend>(parallel, product, images, batch) == expected);
+        }
+  }
+}
+
+/// Rank r's halo under model parallelism for W'(1): the neurons outside r's
+/// rows that feed r's output neurons, straight from the RadiX-Net definition.
+std::int64_t expected_halo_rows(int rank, int ranks) {
+  const row_block::mapping split(ranks, neurons, neurons);
+  const spdnn::radixnet net(neurons, seed);
+  std::set<std::int64_t> needed;
+  for (int i = 0; i < neurons; ++i)
+    for (int j : net.row_columns(1, i))
+      if (split.row_owner(j) == rank && split.row_owner(i) != rank) needed.insert(i);
+  return static_cast<std::int64_t>(needed.size());
+}
+
+void write_lines(const std::string& path, const std::string& text) {
+  if (test::world().rank() == 0) std::ofstream(path) << text;
+  test::world().barrier();
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("every SpDNN variant finds the serial reference's categories", B, mpi_rma, aggregator) {
+  check_every_variant<B>();
+}
+
+TEST_CASE("every SpDNN variant on progress ranks") {
+  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+  check_every_variant<progress_rank>();
+}
+
+TEST_CASE("model-parallel spmm fetches exactly the rows of Y each rank needs; data-parallel sends nothing") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& world = test::world();
+  constexpr std::int64_t images = 64;  // one batch of 64 columns
+  const spdnn::feature_generator gen(neurons, seed);
+  spdnn::feature_source source;
+  source.generator = &gen;
+  source.images = images;
+  const auto problem = spdnn::make_problem<float, P>(
+      world, spdnn::scheme::model, spdnn::mode::spmm, neurons,
+      spdnn::generated_layers<float, P>(world, spdnn::radixnet(neurons, seed), 1, false), source, world);
+  spdnn::inference_settings settings;
+  settings.bias = bias;
+  settings.batch = images;
+  world.stats().reset();
+  (void)spdnn::infer<float, P>(world, problem, settings);
+  const auto traffic = reduce_traffic(world, "spmm");
+  std::int64_t expected = 0;
+  for (int r = 0; r < world.size(); ++r) expected += expected_halo_rows(r, world.size()) * images * std::int64_t{sizeof(float)};
+  CHECK(traffic.total.bytes == static_cast<std::uint64_t>(expected));
+  if (world.size() == 1) CHECK(expected == 0);
+
+  for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm}) {
+    world.stats().reset();
+    (void)distributed<mpi_rma>(spdnn::scheme::data, product, 100);
+    CHECK(reduce_traffic(world).total.bytes == 0);
+  }
+}
+
+TEST_CASE("the challenge's files written by the generator read back to the same network and answer") {
+  using P = policy<row_block, csr, aggregator>;
+  const auto& world = test::world();
+  constexpr std::int64_t images = 120;
+  const auto dir = test::scratch_path("challenge");
+  const auto expected = reference_for(images);
+  if (world.rank() == 0) spdnn::write_challenge_files(dir, neurons, layers, images, seed, expected);
+  world.barrier();
+
+  for (bool row_form : {false, true}) {
+    const auto generated = spdnn::generated_layers<float, P>(world, spdnn::radixnet(neurons, seed), layers, row_form);
+    const auto read = spdnn::read_layers<float, P>(world, dir, neurons, layers, row_form);
+    REQUIRE(read.size() == generated.size());
+    for (std::size_t l = 0; l < read.size(); ++l) test::require_equal(read[l], gather_to_all(generated[l]));
+  }
+  const auto lines = spdnn::read_tsv(world, fmt::format("{}/sparse-images-{}.tsv", dir, neurons),
+                                     {3, std::numeric_limits<std::int64_t>::max(), neurons, "image", "neuron"});
+  for (auto parallel : {spdnn::scheme::model, spdnn::scheme::data})
+    for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm}) {
+      const auto self = communicator::duplicate(MPI_COMM_SELF);
+      const auto& comm = parallel == spdnn::scheme::model ? world : self;
+      spdnn::feature_source source;
+      source.file = &lines;
+      const auto problem = spdnn::make_problem<float, P>(
+          world, parallel, product, neurons,
+          spdnn::read_layers<float, P>(comm, dir, neurons, layers, spdnn::uses_row_form(parallel, product)), source,
+          comm);
+      CHECK(problem.total_images <= images);
+      spdnn::inference_settings settings;
+      settings.bias = bias;
+      settings.product = product;
+      CHECK(spdnn::infer<float, P>(world, problem, settings).categories == expected);
+    }
+  const auto truth = spdnn::read_tsv(world, fmt::format("{}/neuron{}-l{}-categories.tsv", dir, neurons, layers),
+                                     {1, images, 1, "image"});
+  auto all = detail::gather_vector(world, truth.first, 0, true);
+  std::sort(all.begin(), all.end());
+  CHECK(all == expected);
+}
+
+TEST_CASE("malformed TSV files are rejected with the file and line, on every rank") {
+  const auto& world = test::world();
+  const spdnn::tsv_layout weights{3, 8, 8, "row", "column"};
+  struct bad_file {
+    std::string text, where, what;
+  };
+  const std::vector<bad_file> cases = {
+      {"1\t2\t0.5\n2\t3\t0.5\n3\t4\n", ":3:", "expected 3 tab-separated fields, found 2"},
+      {"1\t2\t0.5\n\n2\tx\t0.5\n", ":3:", "column 'x' is not an integer"},  // blank line 2 still counts
+      {"1\t9\t0.5\n", ":1:", "column 9 is outside [1, 8]"},
+      {"1\t2\t0.5\n0\t2\t0.5\n", ":2:", "row 0 is outside [1, 8]"},
+      {"1\t2\tabc\n", ":1:", "value 'abc' is not a finite number"},
+      {"1\t2\t0.5\t7\n", ":1:", "expected 3 tab-separated fields, found more"},
+  };
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const auto path = test::scratch_path(fmt::format("bad{}.tsv", k));
+    write_lines(path, cases[k].text);
+    INFO("case " << k);
+    try {
+      (void)spdnn::read_tsv(world, path, weights);
+      FAIL("no exception");
+    } catch (const error& e) {
+      CHECK(e.kind() == error_kind::parse_error);
+      CHECK(e.message().find(path + cases[k].where) != std::string::npos);
+      CHECK(e.message().find(cases[k].what) != std::string::npos);
+    }
+  }
+  // A good file splits over the ranks without losing or repeating a line.
+  std::string text;
+  for (int i = 1; i <= 8; ++i)
+    for (int j = 1; j <= 8; ++j) text += fmt::format("{}\t{}\t{}\n", i, j, i * 10 + j);
+  const auto good = test::scratch_path("good.tsv");
+  write_lines(good, text);
+  const auto lines = spdnn::read_tsv(world, good, weights);
+  CHECK(world.sum(static_cast<std::int64_t>(lines.size())) == 64);
+  for (std::size_t e = 0; e < lines.size(); ++e)
+    CHECK(lines.value[e] == static_cast<double>((lines.first[e] + 1) * 10 + lines.second[e] + 1));
+  CHECK_THROWS_AS((void)spdnn::read_tsv(world, test::scratch_path("missing.tsv"), weights), error);
+}
