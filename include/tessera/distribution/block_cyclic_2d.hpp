@@ -15,6 +15,7 @@
 #include "../core/index_types.hpp"
 #include "tiled_range.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string_view>
@@ -50,19 +51,39 @@ inline void require_grid(const process_grid& grid, int ranks, const char* who) {
                   grid.size(), ranks);
 }
 
-/// For each tile t of `range`, its position among the tiles of its owner (local element offset),
-/// and the local extent of every owner. `owner_of(t)` gives the owner index in [0, owners).
-template <class OwnerOf>
-void local_offsets(const tiled_range& range, int owners, OwnerOf owner_of, std::vector<global_index>& offset,
-                   std::vector<global_index>& extent) {
-  offset.assign(range.num_tiles(), 0);
-  extent.assign(static_cast<std::size_t>(owners), 0);
-  for (std::size_t t = 0; t < range.num_tiles(); ++t) {
-    auto& e = extent[static_cast<std::size_t>(owner_of(t))];
-    offset[t] = e;
-    e += range.size(t);
+/// Where the tiles of one dimension land on their owners: each tile's local offset, each owner's
+/// local extent and its tiles in order, so local -> global is a binary search, not a scan.
+struct tile_placement {
+  std::vector<global_index> offset;              ///< per tile: first local index on its owner
+  std::vector<global_index> extent;              ///< per owner: local extent
+  std::vector<std::vector<std::size_t>> owned;   ///< per owner: its tiles, ascending
+
+  /// `owner_of(t)` gives tile t's owner in [0, owners).
+  template <class OwnerOf>
+  tile_placement(const tiled_range& range, int owners, OwnerOf owner_of)
+      : offset(range.num_tiles(), 0), extent(static_cast<std::size_t>(owners), 0),
+        owned(static_cast<std::size_t>(owners)) {
+    for (std::size_t t = 0; t < range.num_tiles(); ++t) {
+      const auto o = static_cast<std::size_t>(owner_of(t));
+      offset[t] = extent[o];
+      extent[o] += range.size(t);
+      owned[o].push_back(t);
+    }
   }
-}
+  tile_placement() = default;
+
+  /// The global index of local index l of `owner`, or -1 beyond its extent.
+  [[nodiscard]] global_index global(const tiled_range& range, int owner, global_index l) const {
+    const auto& mine = owned[static_cast<std::size_t>(owner)];
+    // The last tile starting at or before l (a zero-width tile shares its start with the next one).
+    const auto it = std::upper_bound(mine.begin(), mine.end(), l,
+                                     [&](global_index v, std::size_t t) { return v < offset[t]; });
+    if (it == mine.begin()) return -1;
+    const std::size_t t = *(it - 1);
+    return l < offset[t] + range.size(t) ? range.begin(t) + (l - offset[t]) : -1;
+  }
+  friend bool operator==(const tile_placement&, const tile_placement&) = default;
+};
 }  // namespace detail
 
 /// Distribution policy: tiles over a p x q grid, cyclic in both dimensions.
@@ -99,11 +120,9 @@ struct block_cyclic_2d {
       for (int c : column_owner_)
         TESSERA_REQUIRE(c >= 0 && c < grid_.q, invalid_argument,
                         "block_cyclic_2d: tile column owner {} is outside the grid's {} columns", c, grid_.q);
-      detail::local_offsets(
-          rows_, grid_.p, [&](std::size_t t) { return static_cast<int>(t % static_cast<std::size_t>(grid_.p)); },
-          row_offset_, row_extent_);
-      detail::local_offsets(
-          cols_, grid_.q, [&](std::size_t t) { return column_owner_[t]; }, col_offset_, col_extent_);
+      row_place_ = detail::tile_placement(
+          rows_, grid_.p, [&](std::size_t t) { return static_cast<int>(t % static_cast<std::size_t>(grid_.p)); });
+      col_place_ = detail::tile_placement(cols_, grid_.q, [&](std::size_t t) { return column_owner_[t]; });
     }
 
     [[nodiscard]] int num_ranks() const noexcept { return grid_.size(); }
@@ -134,34 +153,24 @@ struct block_cyclic_2d {
     /// Local coordinates: the owner's tiles packed in order along each dimension.
     [[nodiscard]] local_coordinate to_local(global_index i, global_index j) const noexcept {
       const std::size_t ti = rows_.tile_of(i), tj = cols_.tile_of(j);
-      return {tile_owner(ti, tj), row_offset_[ti] + (i - rows_.begin(ti)), col_offset_[tj] + (j - cols_.begin(tj))};
+      return {tile_owner(ti, tj), row_place_.offset[ti] + (i - rows_.begin(ti)),
+              col_place_.offset[tj] + (j - cols_.begin(tj))};
     }
     [[nodiscard]] global_coordinate to_global(int rank, global_index li, global_index lj) const noexcept {
-      return {unpack(rows_, row_offset_, [&](std::size_t t) { return tile_row_owner(t) == grid_.row_of(rank); }, li),
-              unpack(cols_, col_offset_, [&](std::size_t t) { return tile_col_owner(t) == grid_.col_of(rank); }, lj)};
+      return {row_place_.global(rows_, grid_.row_of(rank), li), col_place_.global(cols_, grid_.col_of(rank), lj)};
     }
     [[nodiscard]] local_extents extents(int rank) const noexcept {
-      return {row_extent_[static_cast<std::size_t>(grid_.row_of(rank))],
-              col_extent_[static_cast<std::size_t>(grid_.col_of(rank))]};
+      return {row_place_.extent[static_cast<std::size_t>(grid_.row_of(rank))],
+              col_place_.extent[static_cast<std::size_t>(grid_.col_of(rank))]};
     }
 
     friend bool operator==(const mapping&, const mapping&) = default;
 
    private:
-    // The global index of local index l among the tiles `mine` selects. A linear walk over the tiles:
-    // to_global serves gathers and tests, never a kernel.
-    template <class Mine>
-    static global_index unpack(const tiled_range& range, const std::vector<global_index>& offset, Mine mine,
-                               global_index l) {
-      for (std::size_t t = 0; t < range.num_tiles(); ++t)
-        if (mine(t) && offset[t] <= l && l < offset[t] + range.size(t)) return range.begin(t) + (l - offset[t]);
-      return -1;
-    }
-
     process_grid grid_{};
     tiled_range rows_, cols_;
     std::vector<int> column_owner_;
-    std::vector<global_index> row_offset_, row_extent_, col_offset_, col_extent_;
+    detail::tile_placement row_place_, col_place_;
   };
 
   /// The element-block-cyclic mapping of an m x n matrix (blocks block_rows x block_cols).

@@ -66,8 +66,7 @@ struct replicated_columns {
       for (int c : column_owner_)
         TESSERA_REQUIRE(c >= 0 && c < grid_.q, invalid_argument,
                         "replicated_columns: tile column owner {} is outside the grid's {} columns", c, grid_.q);
-      detail::local_offsets(
-          cols_, grid_.q, [&](std::size_t t) { return column_owner_[t]; }, col_offset_, col_extent_);
+      col_place_ = detail::tile_placement(cols_, grid_.q, [&](std::size_t t) { return column_owner_[t]; });
     }
 
     [[nodiscard]] int num_ranks() const noexcept { return grid_.size(); }
@@ -98,17 +97,14 @@ struct replicated_columns {
     }
     [[nodiscard]] local_coordinate to_local(global_index i, global_index j) const noexcept {
       const std::size_t tj = cols_.tile_of(j);
-      return {tile_owner(0, tj), i, col_offset_[tj] + (j - cols_.begin(tj))};
+      return {tile_owner(0, tj), i, col_place_.offset[tj] + (j - cols_.begin(tj))};
     }
     [[nodiscard]] global_coordinate to_global(int rank, global_index li, global_index lj) const noexcept {
-      for (std::size_t t = 0; t < cols_.num_tiles(); ++t)
-        if (column_owner_[t] == grid_.col_of(rank) && col_offset_[t] <= lj && lj < col_offset_[t] + cols_.size(t))
-          return {li, cols_.begin(t) + (lj - col_offset_[t])};
-      return {li, -1};
+      return {li, col_place_.global(cols_, grid_.col_of(rank), lj)};
     }
     /// Primary copies only (grid row 0) hold rows of an element-sparse matrix.
     [[nodiscard]] local_extents extents(int rank) const noexcept {
-      return {grid_.row_of(rank) == 0 ? rows_.extent() : 0, col_extent_[static_cast<std::size_t>(grid_.col_of(rank))]};
+      return {grid_.row_of(rank) == 0 ? rows_.extent() : 0, col_place_.extent[static_cast<std::size_t>(grid_.col_of(rank))]};
     }
 
     friend bool operator==(const mapping&, const mapping&) = default;
@@ -117,7 +113,7 @@ struct replicated_columns {
     process_grid grid_{};
     tiled_range rows_, cols_;
     std::vector<int> column_owner_;
-    std::vector<global_index> col_offset_, col_extent_;
+    detail::tile_placement col_place_;
   };
 
   [[nodiscard]] mapping make_mapping(int num_ranks, global_index rows, global_index cols) const {
