@@ -23,12 +23,17 @@
 #include "comm/request.hpp"
 #include "comm/segment.hpp"
 
+#include "distribution/block_cyclic_2d.hpp"
+#include "distribution/replicated_columns.hpp"
 #include "distribution/row_block.hpp"
+#include "distribution/tiled_range.hpp"
 
+#include "storage/block_sparse.hpp"
 #include "storage/coo.hpp"
 #include "storage/csc.hpp"
 #include "storage/csr.hpp"
 
+#include "matrix/block_sparse_matrix.hpp"
 #include "matrix/build.hpp"
 #include "matrix/convert.hpp"
 #include "matrix/dist_matrix.hpp"
@@ -41,12 +46,15 @@
 #include "matrix/dist_dense.hpp"
 #include "matrix/matrix_market.hpp"
 
+#include "ops/bsgemm.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/semiring.hpp"
 #include "ops/spgemm.hpp"
 #include "ops/spmm.hpp"
+#include "ops/summa.hpp"
 #include "ops/transpose.hpp"
 
 #include "generators/laplacian.hpp"
+#include "generators/molecular_chain.hpp"
 #include "generators/rmat.hpp"
 #include "generators/uniform_random.hpp"

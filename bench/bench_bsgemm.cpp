@@ -1,0 +1,196 @@
+// bench_bsgemm: block-sparse GEMM C = A * B with M much smaller than N = K (seed 004 §5.1, scaled to
+// this machine), and the ABCD tensor contraction; one JSON line per measurement, plus a dgemm_reference
+// line with the system BLAS's one-core DGEMM rate (every rank running it at once).
+//
+//   mpiexec -n 2 bench_bsgemm [--tiles 32:128,128:512] [--densities 1,0.3,0.1,0.03] [--m 1024] [--n N]
+//                             [--memory-mb 1024] [--grid-rows 1] [--contract] [--reps 3] [--backend rma]
+//
+// GFLOP/s count the flops of nonzero tile products only (what the plan executes).
+#include "support/bench_common.hpp"
+#include "support/block_sparse_problems.hpp"
+
+#include <KokkosBlas3_gemm.hpp>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+namespace {
+
+using namespace tessera;
+
+struct options {
+  std::vector<std::pair<global_index, global_index>> tiles{{32, 128}, {128, 512}};
+  std::vector<double> densities{1.0, 0.3, 0.1, 0.03};
+  global_index m = 1024, n = 0;  // n = 0: 4096 / sqrt(density), so B keeps about 16M nonzero elements
+  double memory_mb = 1024;
+  int grid_rows = 1;
+  bool contract = true;
+  bool synthetic = true;
+  bool aggregate = false;
+  int reps = 3;
+  std::uint64_t seed = 1;
+  std::string backend = "rma";
+};
+
+[[noreturn]] void usage(int code) {
+  fmt::print(code == 0 ? stdout : stderr,
+             "usage: bench_bsgemm [--tiles LO:HI,...] [--densities D,...] [--m M] [--n N] [--memory-mb MB]\n"
+             "                    [--grid-rows p] [--no-contract] [--contract-only] [--seed S] [--reps N]\n"
+             "                    [--backend rma|progress|aggregator]\n");
+  std::exit(code);
+}
+
+template <class F>
+void split(const std::string& text, F&& each) {
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) each(item);
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int k = 1; k < argc; ++k) {
+    const std::string_view arg = argv[k];
+    auto value = [&]() -> std::string {
+      if (k + 1 >= argc) usage(2);
+      return argv[++k];
+    };
+    if (arg == "--tiles") {
+      o.tiles.clear();
+      split(value(), [&](const std::string& s) {
+        const auto colon = s.find(':');
+        if (colon == std::string::npos) usage(2);
+        o.tiles.emplace_back(std::stoll(s.substr(0, colon)), std::stoll(s.substr(colon + 1)));
+      });
+    } else if (arg == "--densities") {
+      o.densities.clear();
+      split(value(), [&](const std::string& s) { o.densities.push_back(std::stod(s)); });
+    } else if (arg == "--m") o.m = std::stoll(value());
+    else if (arg == "--n") o.n = std::stoll(value());
+    else if (arg == "--memory-mb") o.memory_mb = std::stod(value());
+    else if (arg == "--grid-rows") o.grid_rows = std::stoi(value());
+    else if (arg == "--no-contract") o.contract = false;
+    else if (arg == "--contract-only") o.synthetic = false;
+    else if (arg == "--aggregate") o.aggregate = true;
+    else if (arg == "--seed") o.seed = std::stoull(value());
+    else if (arg == "--reps") o.reps = std::max(1, std::stoi(value()));
+    else if (arg == "--backend") o.backend = value();
+    else if (arg == "--help" || arg == "-h") usage(0);
+    else usage(2);
+  }
+  return o;
+}
+
+double dgemm_rate() {
+  const std::size_t n = 1536;
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> a("a", n, n), b("b", n, n), c("c", n, n);
+  Kokkos::deep_copy(a, 0.5);
+  Kokkos::deep_copy(b, 0.25);
+  double best = 1e300;
+  for (int r = 0; r < 3; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    KokkosBlas::gemm("N", "N", 1.0, a, b, 0.0, c);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return 2.0 * static_cast<double>(n * n * n) / best * 1e-9;
+}
+
+template <class T, class D, class B, class E>
+double checksum(const block_sparse_matrix<T, D, B, E>& c) {
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.local().values);
+  double s = 0;
+  for (std::size_t e = 0; e < host.extent(0); ++e) s += static_cast<double>(host(e));
+  return c.comm().sum(s);
+}
+
+template <class Backend>
+void measure(const communicator& comm, const options& opt, const std::string& problem,
+             const block_sparse_matrix<double, block_cyclic_2d, Backend>& a,
+             const block_sparse_matrix<double, replicated_columns, Backend>& b) {
+  double per_core = 0;
+  const bsgemm_options bo{.memory_bytes = static_cast<std::size_t>(opt.memory_mb * 1024 * 1024),
+                          .screening_threshold = 0.0,
+                          .aggregate_products = opt.aggregate};
+  bsgemm_plan<double, Backend> plan(a, b, bo);
+  auto c = plan.make_c();
+  // This machine's one-core rate drifts (turbo, other work): measure the reference right before.
+  comm.barrier();
+  per_core = comm.sum(dgemm_rate()) / comm.size();
+  comm.stats().reset();
+  const double seconds = bench::median_seconds(comm, opt.reps, [&] { plan.apply(1.0, a, b, 0.0, c); });
+  const auto traffic = bench::traffic_per_run(comm, "bsgemm", opt.reps);
+  const double sum = checksum(c);
+  const double rss = bench::peak_rss_mb(comm);
+  const std::size_t blocks = comm.max(plan.num_blocks()), chunks = comm.max(plan.num_chunks());
+  const double gflops = plan.flops() / seconds * 1e-9;
+  if (comm.rank() == 0)
+    fmt::print("{{\"bench\": \"bsgemm\", \"matrix\": \"{}\", \"m\": {}, \"n\": {}, \"k\": {}, \"np\": {}, "
+               "\"grid\": \"{}x{}\", \"backend\": \"{}\", \"density_a\": {:.4f}, \"density_b\": {:.4f}, "
+               "\"density_c\": {:.4f}, \"flops\": {:.6g}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.3f}, "
+               "\"dgemm_gflops_per_core\": {:.3f}, \"efficiency\": {:.3f}, \"blocks\": {}, \"chunks\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, "
+               "\"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
+               problem, a.num_rows(), b.num_cols(), a.num_cols(), comm.size(), a.mapping().grid().p,
+               a.mapping().grid().q, Backend::name(), a.density(), b.density(), c.density(), plan.flops(), seconds,
+               opt.reps, gflops, per_core, gflops / (per_core * comm.size()), blocks, chunks, sum, traffic.total.bytes,
+               traffic.total.messages, rss);
+}
+
+template <class Backend>
+void run(const communicator& comm, const options& opt) {
+  TESSERA_REQUIRE(opt.grid_rows > 0 && comm.size() % opt.grid_rows == 0, invalid_argument,
+                  "--grid-rows {} does not divide the {} ranks", opt.grid_rows, comm.size());
+  const process_grid grid{opt.grid_rows, comm.size() / opt.grid_rows};
+
+  // The physical reference: every rank runs one-core DGEMM at once.
+  comm.barrier();
+  const double per_core = comm.sum(dgemm_rate()) / comm.size();
+  if (comm.rank() == 0)
+    fmt::print("{{\"bench\": \"dgemm_reference\", \"matrix\": \"dense1536\", \"np\": {}, \"backend\": \"blas\", "
+               "\"gflops_per_core\": {:.3f}, \"target_gflops\": {:.3f}}}\n",
+               comm.size(), per_core, 0.8 * per_core * comm.size());
+
+  if (opt.synthetic)
+    for (const auto& [lo, hi] : opt.tiles)
+      for (double density : opt.densities) {
+        // Sparser problems are wider, so that B holds about as many nonzeros and there are enough tiles.
+        const bench::synthetic_problem pr(opt.m, bench::default_n(opt.n, density), lo, hi, density, opt.seed);
+        const auto& mt = pr.m_tiles;
+        const auto& kt = pr.k_tiles;
+        const auto& nt = pr.n_tiles;
+        auto a_pattern = [&](std::size_t i, std::size_t j) { return pr.a_nonzero(i, j); };
+        auto b_pattern = [&](std::size_t i, std::size_t j) { return pr.b_nonzero(i, j); };
+        const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), mt, kt);
+        auto a = make_block_sparse<double, block_cyclic_2d, Backend>(
+            comm, a_map, a_pattern, [](global_index i, global_index j) { return generate::tensor_value(i, j, 1); });
+        const auto owners = bsgemm_column_owners(a.shape(), pattern_shape(kt, nt, b_pattern), grid.q);
+        const auto b_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), kt, nt, owners);
+        auto b = make_block_sparse<double, replicated_columns, Backend>(
+            comm, b_map, b_pattern, [](global_index i, global_index j) { return generate::tensor_value(i, j, 2); });
+        measure(comm, opt, fmt::format("synthetic-tiles{}-{}-density{}", lo, hi, density), a, b);
+      }
+
+  if (opt.contract) {
+    // The ABCD term on a molecular chain: O = 16, U = 64 on a chain of length 32, clusters of 6..16
+    // orbitals (pair tiles of 36..256 elements per side), cutoff 5.
+    const generate::abcd_problem mol(16, 64, 6, 16, 5.0, 32.0, opt.seed);
+    auto t_pattern = [&](std::size_t x, std::size_t y) { return mol.t_nonzero(x, y); };
+    auto v_pattern = [&](std::size_t x, std::size_t y) { return mol.v_nonzero(x, y); };
+    const auto t_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), mol.ij, mol.ab);
+    auto t = make_block_sparse<double, block_cyclic_2d, Backend>(
+        comm, t_map, t_pattern, [](global_index i, global_index j) { return generate::tensor_value(i, j, 1); });
+    const auto owners = bsgemm_column_owners(t.shape(), pattern_shape(mol.ab, mol.ab, v_pattern), grid.q);
+    const auto v_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), mol.ab, mol.ab, owners);
+    auto v = make_block_sparse<double, replicated_columns, Backend>(
+        comm, v_map, v_pattern, [](global_index i, global_index j) { return 0.1 * generate::tensor_value(i, j, 2); });
+    measure(comm, opt, "contract-O16-U64-tiles6-16-cutoff5", t, v);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const options opt = parse(argc, argv);
+  tessera::environment env(argc, argv, tessera::bench::environment_for(opt.backend));
+  return tessera::bench::with_backend(opt.backend, [&]<class Backend>() { run<Backend>(env.world(), opt); });
+}

@@ -1,0 +1,68 @@
+#pragma once
+// The synthetic block-sparse problems of seed 004 §5.1, shared by bench_bsgemm and the DBCSR peer:
+// tile sizes uniform in [lo, hi]; tiles removed uniformly at random while the density stays at or
+// above the target.
+#include <tessera/distribution/tiled_range.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace tessera::bench {
+
+// Tile sizes uniform in [lo, hi] covering n elements (the last tile shorter).
+inline tiled_range random_tiles(global_index n, global_index lo, global_index hi, std::mt19937_64& rng) {
+  std::uniform_int_distribution<global_index> size(lo, hi);
+  std::vector<global_index> sizes;
+  for (global_index at = 0; at < n;) {
+    const global_index s = std::min(size(rng), n - at);
+    sizes.push_back(s);
+    at += s;
+  }
+  return tiled_range::from_sizes(sizes);
+}
+
+// The seed's pattern: remove uniformly chosen tiles while the element density stays at or above the target.
+inline std::vector<char> random_pattern(const tiled_range& rows, const tiled_range& cols, double density, std::mt19937_64& rng) {
+  const std::size_t nr = rows.num_tiles(), nc = cols.num_tiles();
+  std::vector<char> keep(nr * nc, 1);
+  const double total = static_cast<double>(rows.extent()) * static_cast<double>(cols.extent());
+  double stored = total;
+  std::vector<std::size_t> order(nr * nc);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::shuffle(order.begin(), order.end(), rng);
+  for (std::size_t t : order) {
+    const double size = static_cast<double>(rows.size(t / nc) * cols.size(t % nc));
+    if ((stored - size) / total < density) continue;
+    keep[t] = 0;
+    stored -= size;
+  }
+  return keep;
+}
+
+/// The problem of one bench_bsgemm line: tilings and patterns of A (m x n) and B (n x n), from one seed.
+struct synthetic_problem {
+  tiled_range m_tiles, k_tiles, n_tiles;
+  std::vector<char> a_keep, b_keep;
+  synthetic_problem(global_index m, global_index n, global_index lo, global_index hi, double density,
+                    std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    m_tiles = random_tiles(m, lo, hi, rng);
+    k_tiles = random_tiles(n, lo, hi, rng);
+    n_tiles = random_tiles(n, lo, hi, rng);
+    a_keep = random_pattern(m_tiles, k_tiles, density, rng);
+    b_keep = random_pattern(k_tiles, n_tiles, density, rng);
+  }
+  [[nodiscard]] bool a_nonzero(std::size_t i, std::size_t j) const { return a_keep[i * k_tiles.num_tiles() + j] != 0; }
+  [[nodiscard]] bool b_nonzero(std::size_t i, std::size_t j) const { return b_keep[i * n_tiles.num_tiles() + j] != 0; }
+};
+
+/// n of a line: 4096 / sqrt(density) unless given, so B keeps about 16M nonzero elements.
+inline global_index default_n(global_index n, double density) {
+  return n > 0 ? n : static_cast<global_index>(4096.0 / std::sqrt(density));
+}
+
+}  // namespace tessera::bench

@@ -1,0 +1,192 @@
+#pragma once
+/// @file
+/// block_cyclic_2d: tiles dealt cyclically over a p x q process grid.
+///
+/// Tile (ti, tj) lives on grid position (ti mod p, column_owner(tj)), where the
+/// column owner is tj mod q by default (2-D cyclic, as ScaLAPACK) or any
+/// assignment of tile columns to grid columns (bsgemm's C follows B's
+/// flop-balanced columns). Grid position (r, c) is rank r * q + c.
+///
+/// With a uniform tiling of block b this is the element-block-cyclic layout of
+/// an element-sparse dist_matrix; with the irregular tilings of a block-sparse
+/// matrix it is tile-cyclic.
+
+#include "../core/error.hpp"
+#include "../core/index_types.hpp"
+#include "tiled_range.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace tessera {
+
+/// A p x q process grid; rank r * q + c sits at row r, column c.
+struct process_grid {
+  int p = 1;
+  int q = 1;
+  [[nodiscard]] int size() const noexcept { return p * q; }
+  [[nodiscard]] int rank(int row, int col) const noexcept { return row * q + col; }
+  [[nodiscard]] int row_of(int rank) const noexcept { return rank / q; }
+  [[nodiscard]] int col_of(int rank) const noexcept { return rank % q; }
+  /// The squarest grid of `ranks` processes with p <= q.
+  [[nodiscard]] static process_grid squarest(int ranks) {
+    int p = static_cast<int>(std::sqrt(static_cast<double>(ranks)));
+    while (p > 1 && ranks % p != 0) --p;
+    p = std::max(p, 1);
+    return {p, ranks / p};
+  }
+  friend bool operator==(const process_grid&, const process_grid&) = default;
+};
+
+namespace detail {
+/// Throw unless `grid` has exactly `ranks` processes.
+inline void require_grid(const process_grid& grid, int ranks, const char* who) {
+  TESSERA_REQUIRE(grid.p > 0 && grid.q > 0, invalid_argument, "{}: a {} x {} process grid is empty", who, grid.p,
+                  grid.q);
+  TESSERA_REQUIRE(grid.size() == ranks, dimension_mismatch,
+                  "{}: a {} x {} process grid needs {} ranks but the communicator has {}", who, grid.p, grid.q,
+                  grid.size(), ranks);
+}
+
+/// Where the tiles of one dimension land on their owners: each tile's local offset, each owner's
+/// local extent and its tiles in order, so local -> global is a binary search, not a scan.
+struct tile_placement {
+  std::vector<global_index> offset;              ///< per tile: first local index on its owner
+  std::vector<global_index> extent;              ///< per owner: local extent
+  std::vector<std::vector<std::size_t>> owned;   ///< per owner: its tiles, ascending
+
+  /// `owner_of(t)` gives tile t's owner in [0, owners).
+  template <class OwnerOf>
+  tile_placement(const tiled_range& range, int owners, OwnerOf owner_of)
+      : offset(range.num_tiles(), 0), extent(static_cast<std::size_t>(owners), 0),
+        owned(static_cast<std::size_t>(owners)) {
+    for (std::size_t t = 0; t < range.num_tiles(); ++t) {
+      const auto o = static_cast<std::size_t>(owner_of(t));
+      offset[t] = extent[o];
+      extent[o] += range.size(t);
+      owned[o].push_back(t);
+    }
+  }
+  tile_placement() = default;
+
+  /// The global index of local index l of `owner`, or -1 beyond its extent.
+  [[nodiscard]] global_index global(const tiled_range& range, int owner, global_index l) const {
+    const auto& mine = owned[static_cast<std::size_t>(owner)];
+    // The last tile starting at or before l (a zero-width tile shares its start with the next one).
+    const auto it = std::upper_bound(mine.begin(), mine.end(), l,
+                                     [&](global_index v, std::size_t t) { return v < offset[t]; });
+    if (it == mine.begin()) return -1;
+    const std::size_t t = *(it - 1);
+    return l < offset[t] + range.size(t) ? range.begin(t) + (l - offset[t]) : -1;
+  }
+  friend bool operator==(const tile_placement&, const tile_placement&) = default;
+};
+}  // namespace detail
+
+/// Distribution policy: tiles over a p x q grid, cyclic in both dimensions.
+///
+/// As a distribution of an element-sparse dist_matrix it cuts rows and columns
+/// into blocks of `block_rows` x `block_cols` (the grid is the squarest one of
+/// the communicator unless `grid` is set):
+/// @code
+/// using P = tessera::policy<tessera::block_cyclic_2d, tessera::csr, tessera::mpi_rma>;
+/// auto A = tessera::build_from_triplets<double, P>(comm, m, n, t, {.distribution = {.grid = {2, 2}, .block_rows = 16}});
+/// @endcode
+/// Block-sparse matrices use make_tile_mapping with their own tilings.
+struct block_cyclic_2d {
+  std::optional<process_grid> grid;  ///< default: process_grid::squarest(P)
+  global_index block_rows = 64;
+  global_index block_cols = 64;
+
+  static constexpr std::string_view name() noexcept { return "block_cyclic_2d"; }
+
+  /// Who owns what: the two tilings, the grid and the tile-column owners.
+  class mapping {
+   public:
+    mapping() = default;
+
+    /// Tile-cyclic over `rows` x `cols` tilings; `column_owner[tj]` (default tj mod q) is tile column tj's grid column.
+    mapping(process_grid grid, tiled_range rows, tiled_range cols, std::vector<int> column_owner = {})
+        : grid_(grid), rows_(std::move(rows)), cols_(std::move(cols)), column_owner_(std::move(column_owner)) {
+      TESSERA_REQUIRE(grid_.p > 0 && grid_.q > 0, invalid_argument, "block_cyclic_2d: a {} x {} grid is empty",
+                      grid_.p, grid_.q);
+      if (column_owner_.empty())
+        for (std::size_t t = 0; t < cols_.num_tiles(); ++t) column_owner_.push_back(static_cast<int>(t) % grid_.q);
+      TESSERA_REQUIRE(column_owner_.size() == cols_.num_tiles(), dimension_mismatch,
+                      "block_cyclic_2d: {} column owners for {} tile columns", column_owner_.size(), cols_.num_tiles());
+      for (int c : column_owner_)
+        TESSERA_REQUIRE(c >= 0 && c < grid_.q, invalid_argument,
+                        "block_cyclic_2d: tile column owner {} is outside the grid's {} columns", c, grid_.q);
+      row_place_ = detail::tile_placement(
+          rows_, grid_.p, [&](std::size_t t) { return static_cast<int>(t % static_cast<std::size_t>(grid_.p)); });
+      col_place_ = detail::tile_placement(cols_, grid_.q, [&](std::size_t t) { return column_owner_[t]; });
+    }
+
+    [[nodiscard]] int num_ranks() const noexcept { return grid_.size(); }
+    [[nodiscard]] global_index global_rows() const noexcept { return rows_.extent(); }
+    [[nodiscard]] global_index global_cols() const noexcept { return cols_.extent(); }
+    [[nodiscard]] const process_grid& grid() const noexcept { return grid_; }
+    [[nodiscard]] const tiled_range& row_tiles() const noexcept { return rows_; }
+    [[nodiscard]] const tiled_range& col_tiles() const noexcept { return cols_; }
+    [[nodiscard]] const std::vector<int>& column_owners() const noexcept { return column_owner_; }
+
+    /// Grid row of tile row ti and grid column of tile column tj.
+    [[nodiscard]] int tile_row_owner(std::size_t ti) const noexcept {
+      return static_cast<int>(ti % static_cast<std::size_t>(grid_.p));
+    }
+    [[nodiscard]] int tile_col_owner(std::size_t tj) const noexcept { return column_owner_[tj]; }
+    /// The rank storing tile (ti, tj).
+    [[nodiscard]] int tile_owner(std::size_t ti, std::size_t tj) const noexcept {
+      return grid_.rank(tile_row_owner(ti), tile_col_owner(tj));
+    }
+    /// True when `rank` stores tile (ti, tj) (each tile has one copy).
+    [[nodiscard]] bool holds(int rank, std::size_t ti, std::size_t tj) const noexcept {
+      return tile_owner(ti, tj) == rank;
+    }
+
+    [[nodiscard]] int owner(global_index i, global_index j) const noexcept {
+      return tile_owner(rows_.tile_of(i), cols_.tile_of(j));
+    }
+    /// Local coordinates: the owner's tiles packed in order along each dimension.
+    [[nodiscard]] local_coordinate to_local(global_index i, global_index j) const noexcept {
+      const std::size_t ti = rows_.tile_of(i), tj = cols_.tile_of(j);
+      return {tile_owner(ti, tj), row_place_.offset[ti] + (i - rows_.begin(ti)),
+              col_place_.offset[tj] + (j - cols_.begin(tj))};
+    }
+    [[nodiscard]] global_coordinate to_global(int rank, global_index li, global_index lj) const noexcept {
+      return {row_place_.global(rows_, grid_.row_of(rank), li), col_place_.global(cols_, grid_.col_of(rank), lj)};
+    }
+    [[nodiscard]] local_extents extents(int rank) const noexcept {
+      return {row_place_.extent[static_cast<std::size_t>(grid_.row_of(rank))],
+              col_place_.extent[static_cast<std::size_t>(grid_.col_of(rank))]};
+    }
+
+    friend bool operator==(const mapping&, const mapping&) = default;
+
+   private:
+    process_grid grid_{};
+    tiled_range rows_, cols_;
+    std::vector<int> column_owner_;
+    detail::tile_placement row_place_, col_place_;
+  };
+
+  /// The element-block-cyclic mapping of an m x n matrix (blocks block_rows x block_cols).
+  [[nodiscard]] mapping make_mapping(int num_ranks, global_index rows, global_index cols) const {
+    const process_grid g = grid.value_or(process_grid::squarest(num_ranks));
+    detail::require_grid(g, num_ranks, "block_cyclic_2d");
+    return mapping(g, tiled_range::uniform(rows, block_rows), tiled_range::uniform(cols, block_cols));
+  }
+
+  /// The tile-cyclic mapping of a block-sparse matrix with the given tilings.
+  [[nodiscard]] mapping make_tile_mapping(int num_ranks, const tiled_range& rows, const tiled_range& cols,
+                                          std::vector<int> column_owner = {}) const {
+    const process_grid g = grid.value_or(process_grid::squarest(num_ranks));
+    detail::require_grid(g, num_ranks, "block_cyclic_2d");
+    return mapping(g, rows, cols, std::move(column_owner));
+  }
+};
+
+}  // namespace tessera

@@ -1,0 +1,220 @@
+#pragma once
+/// @file
+/// block_sparse_matrix: a distributed matrix of dense tiles with irregular
+/// boundaries, only nonzero tiles stored, over a tile distribution
+/// (block_cyclic_2d or replicated_columns).
+
+#include "../comm/communicator.hpp"
+#include "../comm/mpi_check.hpp"
+#include "../core/concepts/backend.hpp"
+#include "../core/error.hpp"
+#include "../distribution/block_cyclic_2d.hpp"
+#include "../distribution/replicated_columns.hpp"
+#include "../storage/block_sparse.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <concepts>
+#include <cstring>
+#include <vector>
+
+namespace tessera {
+
+/// A distribution whose mapping places whole tiles: it knows both tilings and
+/// which ranks hold a tile (one rank, or a replica on each of p grid rows).
+template <class D>
+concept tile_distribution = requires { typename D::mapping; } &&
+    requires(const typename D::mapping& m, int rank, std::size_t t) {
+      { m.row_tiles() } -> std::same_as<const tiled_range&>;
+      { m.col_tiles() } -> std::same_as<const tiled_range&>;
+      { m.grid() } -> std::same_as<const process_grid&>;
+      { m.holds(rank, t, t) } -> std::same_as<bool>;
+      { m.tile_owner(t, t) } -> std::convertible_to<int>;
+    };
+
+/// A distributed block-sparse matrix.
+///
+/// Every rank keeps the replicated shape (nonzero tiles and their norms) and
+/// the values of the tiles its distribution gives it, in shape order, in one
+/// View of the execution space's memory space. Tiles are column-major.
+///
+/// @tparam Distribution block_cyclic_2d or replicated_columns (any tile_distribution)
+/// @tparam Backend      the communication backend of the operations on it (bsgemm, summa)
+template <class T, class Distribution, class Backend, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class block_sparse_matrix {
+  static_assert(std::is_floating_point_v<T>, "tessera::block_sparse_matrix: tiles hold float or double values");
+  static_assert(tile_distribution<Distribution>,
+                "tessera::block_sparse_matrix: the distribution must place whole tiles (block_cyclic_2d or "
+                "replicated_columns): a mapping with row_tiles(), col_tiles(), grid(), holds(rank, ti, tj), tile_owner");
+  static_assert(communication_backend<Backend>,
+                "tessera::block_sparse_matrix: the backend must be a communication backend (mpi_rma, progress_rank, "
+                "aggregator)");
+
+ public:
+  using value_type = T;
+  using distribution_type = Distribution;
+  using mapping_type = typename Distribution::mapping;
+  using backend_type = Backend;
+  using execution_space = ExecutionSpace;
+  using memory_space = typename ExecutionSpace::memory_space;
+  using tiles_type = block_sparse_tiles<T, memory_space>;
+
+  /// Adopt a shape and this rank's tiles (not collective; the shape must be the same on every rank).
+  block_sparse_matrix(communicator comm, mapping_type mapping, block_sparse_shape shape, tiles_type local)
+      : comm_(std::move(comm)), mapping_(std::move(mapping)), shape_(std::move(shape)), local_(std::move(local)) {}
+
+  [[nodiscard]] global_index num_rows() const noexcept { return shape_.row_tiles().extent(); }
+  [[nodiscard]] global_index num_cols() const noexcept { return shape_.col_tiles().extent(); }
+  [[nodiscard]] const tiled_range& row_tiles() const noexcept { return shape_.row_tiles(); }
+  [[nodiscard]] const tiled_range& col_tiles() const noexcept { return shape_.col_tiles(); }
+  [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
+  [[nodiscard]] const mapping_type& mapping() const noexcept { return mapping_; }
+  [[nodiscard]] const block_sparse_shape& shape() const noexcept { return shape_; }
+  [[nodiscard]] const tiles_type& local() const noexcept { return local_; }
+  [[nodiscard]] tiles_type& local() noexcept { return local_; }
+  /// Fraction of elements in nonzero tiles.
+  [[nodiscard]] double density() const noexcept { return shape_.density(); }
+
+  /// Local tile k as a column-major m x n View.
+  [[nodiscard]] typename tiles_type::tile_view local_tile(std::size_t k) const {
+    const auto& t = shape_.tiles()[local_.index[k]];
+    return local_.tile(k, static_cast<std::size_t>(row_tiles().size(static_cast<std::size_t>(t.row))),
+                       static_cast<std::size_t>(col_tiles().size(static_cast<std::size_t>(t.col))));
+  }
+
+ private:
+  communicator comm_;
+  mapping_type mapping_;
+  block_sparse_shape shape_;
+  tiles_type local_;
+};
+
+namespace detail {
+/// Where each tile of `shape` held by `rank` starts in that rank's values (shape order), and the total.
+template <class Mapping>
+std::vector<std::size_t> tile_offsets_on(const Mapping& mapping, const block_sparse_shape& shape, int rank,
+                                         std::size_t& total) {
+  std::vector<std::size_t> offset(shape.num_nonzero_tiles(), static_cast<std::size_t>(-1));
+  total = 0;
+  const auto& tiles = shape.tiles();
+  for (std::size_t k = 0; k < tiles.size(); ++k)
+    if (mapping.holds(rank, static_cast<std::size_t>(tiles[k].row), static_cast<std::size_t>(tiles[k].col))) {
+      offset[k] = total;
+      total += shape.tile_elements(k);
+    }
+  return offset;
+}
+
+/// Allocate this rank's tiles of `shape` (zero-filled), in shape order.
+template <class T, class Memory, class Mapping>
+block_sparse_tiles<T, Memory> allocate_tiles(const Mapping& mapping, const block_sparse_shape& shape, int rank) {
+  block_sparse_tiles<T, Memory> tiles;
+  const auto& all = shape.tiles();
+  for (std::size_t k = 0; k < all.size(); ++k)
+    if (mapping.holds(rank, static_cast<std::size_t>(all[k].row), static_cast<std::size_t>(all[k].col))) {
+      tiles.index.push_back(k);
+      tiles.offset.push_back(tiles.offset.back() + shape.tile_elements(k));
+    }
+  tiles.values = Kokkos::View<T*, Memory>("tessera::block_sparse::values", tiles.offset.back());
+  return tiles;
+}
+
+/// Frobenius norms of this rank's tiles (host copy of the values).
+template <class T, class Memory>
+std::vector<double> local_norms(const block_sparse_tiles<T, Memory>& tiles) {
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, tiles.values);
+  std::vector<double> norms(tiles.num_tiles(), 0.0);
+  for (std::size_t k = 0; k < tiles.num_tiles(); ++k) {
+    double s = 0;
+    for (std::size_t e = tiles.offset[k]; e < tiles.offset[k + 1]; ++e)
+      s += static_cast<double>(host(e)) * static_cast<double>(host(e));
+    norms[k] = std::sqrt(s);
+  }
+  return norms;
+}
+
+/// Collective: the shape's norms recomputed from the values (each tile's primary holder measures it).
+template <class T, class Memory, class Mapping>
+block_sparse_shape refresh_norms(const communicator& comm, const Mapping& mapping, const block_sparse_shape& shape,
+                                 const block_sparse_tiles<T, Memory>& tiles) {
+  std::vector<double> norms(shape.num_nonzero_tiles(), 0.0);
+  const auto mine = local_norms(tiles);
+  for (std::size_t k = 0; k < tiles.num_tiles(); ++k) {
+    const auto& t = shape.tiles()[tiles.index[k]];
+    if (mapping.tile_owner(static_cast<std::size_t>(t.row), static_cast<std::size_t>(t.col)) == comm.rank())
+      norms[tiles.index[k]] = mine[k];
+  }
+  comm.allreduce_inplace(norms, MPI_SUM);
+  std::vector<tile_norm> updated = shape.tiles();
+  for (std::size_t k = 0; k < updated.size(); ++k) updated[k].norm = norms[k];
+  return block_sparse_shape(shape.row_tiles(), shape.col_tiles(), std::move(updated));
+}
+}  // namespace detail
+
+/// Build a block-sparse matrix from a pattern and an element function (collective).
+///
+/// `nonzero(ti, tj)` says whether tile (ti, tj) is stored (it must give the
+/// same answer on every rank); `value(i, j)` gives element (i, j) of a stored
+/// tile. Each rank fills only the tiles it holds; the norms are then agreed.
+/// Raises tessera::error on every rank if the mapping's tilings or grid do not
+/// match the communicator.
+template <class T, class Distribution, class Backend, class ExecutionSpace = Kokkos::DefaultExecutionSpace,
+          class Pattern, class Values>
+[[nodiscard]] block_sparse_matrix<T, Distribution, Backend, ExecutionSpace> make_block_sparse(
+    const communicator& comm, const typename Distribution::mapping& mapping, Pattern&& nonzero, Values&& value) {
+  using matrix = block_sparse_matrix<T, Distribution, Backend, ExecutionSpace>;
+  using memory = typename ExecutionSpace::memory_space;
+  auto [shape, tiles] = comm.collectively([&] {
+    TESSERA_REQUIRE(mapping.grid().size() == comm.size(), dimension_mismatch,
+                    "make_block_sparse: the {} x {} grid needs {} ranks but the communicator has {}", mapping.grid().p,
+                    mapping.grid().q, mapping.grid().size(), comm.size());
+    const auto& rows = mapping.row_tiles();
+    const auto& cols = mapping.col_tiles();
+    std::vector<tile_norm> pattern;
+    for (std::size_t ti = 0; ti < rows.num_tiles(); ++ti)
+      for (std::size_t tj = 0; tj < cols.num_tiles(); ++tj)
+        if (nonzero(ti, tj)) pattern.push_back({static_cast<std::int64_t>(ti), static_cast<std::int64_t>(tj), 0.0});
+    block_sparse_shape s(rows, cols, std::move(pattern));
+    auto t = detail::allocate_tiles<T, memory>(mapping, s, comm.rank());
+    auto host = Kokkos::create_mirror_view(t.values);
+    for (std::size_t k = 0; k < t.num_tiles(); ++k) {
+      const auto& tile = s.tiles()[t.index[k]];
+      const auto ti = static_cast<std::size_t>(tile.row), tj = static_cast<std::size_t>(tile.col);
+      std::size_t e = t.offset[k];
+      for (global_index j = cols.begin(tj); j < cols.end(tj); ++j)
+        for (global_index i = rows.begin(ti); i < rows.end(ti); ++i) host(e++) = static_cast<T>(value(i, j));
+    }
+    Kokkos::deep_copy(t.values, host);
+    return std::pair{std::move(s), std::move(t)};
+  });
+  shape = detail::refresh_norms(comm, mapping, shape, tiles);
+  return matrix(comm, mapping, std::move(shape), std::move(tiles));
+}
+
+/// The whole matrix, dense and column-major (m * n values, element (i, j) at i + j * m), on every rank.
+/// Collective; for tests and small checks.
+template <class T, class D, class B, class E>
+[[nodiscard]] std::vector<T> gather_dense(const block_sparse_matrix<T, D, B, E>& a) {
+  const auto m = static_cast<std::size_t>(a.num_rows()), n = static_cast<std::size_t>(a.num_cols());
+  std::vector<T> dense(m * n, T{0});
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().values);
+  const auto& shape = a.shape();
+  for (std::size_t k = 0; k < a.local().num_tiles(); ++k) {
+    const auto& t = shape.tiles()[a.local().index[k]];
+    const auto ti = static_cast<std::size_t>(t.row), tj = static_cast<std::size_t>(t.col);
+    if (a.mapping().tile_owner(ti, tj) != a.comm().rank()) continue;  // one copy of replicated tiles
+    std::size_t e = a.local().offset[k];
+    for (global_index j = a.col_tiles().begin(tj); j < a.col_tiles().end(tj); ++j)
+      for (global_index i = a.row_tiles().begin(ti); i < a.row_tiles().end(ti); ++i)
+        dense[static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * m] = host(e++);
+  }
+  if (!dense.empty()) {
+    communicator::require_int_count(dense.size(), "gather_dense");
+    TESSERA_MPI(MPI_Allreduce(MPI_IN_PLACE, dense.data(), static_cast<int>(dense.size()), mpi_datatype<T>(), MPI_SUM,
+                              a.comm().get()));
+  }
+  return dense;
+}
+
+}  // namespace tessera

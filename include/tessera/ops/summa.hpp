@@ -1,0 +1,245 @@
+#pragma once
+/// @file
+/// Plain SUMMA for block-sparse matrices that are all 2-D tile-cyclic on one
+/// p x q grid: for each tile index k of the inner dimension, every rank
+/// fetches the A tiles (its rows, column k) and B tiles (row k, its columns)
+/// it needs, one-sided, the next step's tiles in flight while this step's
+/// products run. For square, dense-ish products where no operand is much
+/// larger than the others (bsgemm keeps a large B stationary instead).
+
+#include "../comm/communicator.hpp"
+#include "../comm/request.hpp"
+#include "../comm/segment.hpp"
+#include "../core/error.hpp"
+#include "../distribution/block_cyclic_2d.hpp"
+#include "../kernels/tile_gemm.hpp"
+#include "../matrix/block_sparse_matrix.hpp"
+#include "../matrix/gather.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace tessera {
+
+/// The inspected plan of C = alpha * A * B + beta * C by SUMMA (all operands block_cyclic_2d on one grid).
+template <class T, class Backend, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class summa_plan {
+ public:
+  using matrix_type = block_sparse_matrix<T, block_cyclic_2d, Backend, ExecutionSpace>;
+  using memory_space = typename ExecutionSpace::memory_space;
+  using backend_context = typename Backend::context;
+
+  /// Inspect A's and B's shapes (and C's, kept when given). Collective.
+  summa_plan(const matrix_type& a, const matrix_type& b, const block_sparse_shape* c_shape = nullptr)
+      : comm_(a.comm()) {
+    const auto& grid = a.mapping().grid();
+    comm_.collectively([&] {
+      TESSERA_REQUIRE(a.col_tiles() == b.row_tiles(), dimension_mismatch,
+                      "summa: A's column tiling ({} in {} tiles) differs from B's row tiling ({} in {} tiles)",
+                      a.num_cols(), a.col_tiles().num_tiles(), b.num_rows(), b.row_tiles().num_tiles());
+      TESSERA_REQUIRE(grid == b.mapping().grid() && grid.size() == comm_.size(), dimension_mismatch,
+                      "summa: A ({} x {}) and B ({} x {}) must share one grid of the communicator's {} ranks", grid.p,
+                      grid.q, b.mapping().grid().p, b.mapping().grid().q, comm_.size());
+      TESSERA_REQUIRE(c_shape == nullptr ||
+                          (c_shape->row_tiles() == a.row_tiles() && c_shape->col_tiles() == b.col_tiles()),
+                      dimension_mismatch, "summa: C must be tiled like A's rows and B's columns");
+    });
+    c_mapping_ = block_cyclic_2d::mapping(grid, a.row_tiles(), b.col_tiles(), b.mapping().column_owners());
+    const int me = comm_.rank(), r = grid.row_of(me), c = grid.col_of(me);
+    const auto& as = a.shape();
+    const auto& bs = b.shape();
+    // This rank's C tiles, then everybody's.
+    std::vector<std::int64_t> coords;
+    std::vector<char> mark(bs.col_tiles().num_tiles());
+    for (std::size_t ti = static_cast<std::size_t>(r); ti < as.row_tiles().num_tiles(); ti += static_cast<std::size_t>(grid.p)) {
+      std::fill(mark.begin(), mark.end(), 0);
+      for (std::size_t e = as.row_begin(ti); e < as.row_end(ti); ++e) {
+        const auto kk = static_cast<std::size_t>(as.tiles()[e].col);
+        for (std::size_t f = bs.row_begin(kk); f < bs.row_end(kk); ++f)
+          if (b.mapping().tile_col_owner(static_cast<std::size_t>(bs.tiles()[f].col)) == c)
+            mark[static_cast<std::size_t>(bs.tiles()[f].col)] = 1;
+      }
+      if (c_shape != nullptr)
+        for (std::size_t e = c_shape->row_begin(ti); e < c_shape->row_end(ti); ++e)
+          if (b.mapping().tile_col_owner(static_cast<std::size_t>(c_shape->tiles()[e].col)) == c)
+            mark[static_cast<std::size_t>(c_shape->tiles()[e].col)] = 1;
+      for (std::size_t tj = 0; tj < mark.size(); ++tj)
+        if (mark[tj]) {
+          coords.push_back(static_cast<std::int64_t>(ti));
+          coords.push_back(static_cast<std::int64_t>(tj));
+        }
+    }
+    const auto all = detail::gather_vector(comm_, coords, 0, true);
+    std::vector<tile_norm> c_tiles;
+    for (std::size_t k = 0; k + 1 < all.size(); k += 2) c_tiles.push_back({all[k], all[k + 1], 0.0});
+    c_shape_ = block_sparse_shape(a.row_tiles(), b.col_tiles(), std::move(c_tiles));
+    a_tiles_ = as.num_nonzero_tiles();
+    b_tiles_ = bs.num_nonzero_tiles();
+
+    // One step per inner tile index: the A tiles of my rows in column kk, the B tiles of my columns in row kk.
+    std::size_t unused = 0;
+    const auto c_offset = detail::tile_offsets_on(c_mapping_, c_shape_, me, unused);
+    std::vector<std::vector<std::size_t>> a_offset(static_cast<std::size_t>(grid.size())),
+        b_offset(static_cast<std::size_t>(grid.size()));
+    for (int rank = 0; rank < grid.size(); ++rank) {
+      a_offset[static_cast<std::size_t>(rank)] = detail::tile_offsets_on(a.mapping(), as, rank, unused);
+      b_offset[static_cast<std::size_t>(rank)] = detail::tile_offsets_on(b.mapping(), bs, rank, unused);
+    }
+    std::size_t a_max = 0, b_max = 0;
+    for (std::size_t kk = 0; kk < as.col_tiles().num_tiles(); ++kk) {
+      step s;
+      std::vector<std::pair<std::size_t, std::size_t>> a_here, b_here;  // (shape position, buffer offset)
+      std::size_t a_fill = 0, b_fill = 0;
+      for (std::size_t e = as.col_begin(kk); e < as.col_end(kk); ++e) {
+        const std::size_t t = as.by_col()[e];
+        const auto ti = static_cast<std::size_t>(as.tiles()[t].row);
+        if (static_cast<int>(ti % static_cast<std::size_t>(grid.p)) != r) continue;
+        const int owner = a.mapping().tile_owner(ti, kk);
+        s.gets_a.push_back({owner, a_offset[static_cast<std::size_t>(owner)][t], a_fill, as.tile_elements(t)});
+        a_here.emplace_back(t, a_fill);
+        a_fill += as.tile_elements(t);
+      }
+      for (std::size_t f = bs.row_begin(kk); f < bs.row_end(kk); ++f) {
+        const auto tj = static_cast<std::size_t>(bs.tiles()[f].col);
+        if (b.mapping().tile_col_owner(tj) != c) continue;
+        const int owner = b.mapping().tile_owner(kk, tj);
+        s.gets_b.push_back({owner, b_offset[static_cast<std::size_t>(owner)][f], b_fill, bs.tile_elements(f)});
+        b_here.emplace_back(f, b_fill);
+        b_fill += bs.tile_elements(f);
+      }
+      for (const auto& [ta, at] : a_here)
+        for (const auto& [tb, bt] : b_here) {
+          const auto ti = static_cast<std::size_t>(as.tiles()[ta].row), tj = static_cast<std::size_t>(bs.tiles()[tb].col);
+          const kernels::tile_product p{at,
+                                        bt,
+                                        c_offset[c_shape_.find(ti, tj)],
+                                        static_cast<int>(as.row_tiles().size(ti)),
+                                        static_cast<int>(bs.col_tiles().size(tj)),
+                                        static_cast<int>(bs.row_tiles().size(kk))};
+          local_flops_ += 2.0 * p.m * p.n * p.k;
+          s.products.push_back(p);
+        }
+      a_max = std::max(a_max, a_fill);
+      b_max = std::max(b_max, b_fill);
+      if (!s.products.empty()) steps_.push_back(std::move(s));
+    }
+    flops_ = comm_.sum(local_flops_);
+    for (int k = 0; k < 2; ++k) {
+      a_buf_[k] = Kokkos::View<T*, memory_space>("tessera::summa::a", a_max);
+      b_buf_[k] = Kokkos::View<T*, memory_space>("tessera::summa::b", b_max);
+      a_host_[k] = Kokkos::create_mirror_view(a_buf_[k]);
+      b_host_[k] = Kokkos::create_mirror_view(b_buf_[k]);
+    }
+    context_ = std::make_unique<backend_context>(comm_, typename Backend::options{});
+    a_stage_ = context_->template allocate<T>(a.local().num_elements());
+    b_stage_ = context_->template allocate<T>(b.local().num_elements());
+  }
+
+  /// C = alpha * A * B + beta * C (collective); C gets the plan's shape.
+  void apply(T alpha, const matrix_type& a, const matrix_type& b, T beta, matrix_type& c) {
+    comm_.collectively([&] {
+      TESSERA_REQUIRE(a.shape().num_nonzero_tiles() == a_tiles_ && b.shape().num_nonzero_tiles() == b_tiles_,
+                      invalid_argument, "summa: A or B changed shape since the plan was made");
+      TESSERA_REQUIRE(c.mapping() == c_mapping_, dimension_mismatch, "summa: C must follow A's rows and B's columns");
+    });
+    const stats_scope scope(comm_, "summa");
+    auto tiles = detail::allocate_tiles<T, memory_space>(c_mapping_, c_shape_, comm_.rank());
+    if (beta != T{0}) {
+      const auto old_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.local().values);
+      auto host = Kokkos::create_mirror_view(tiles.values);
+      Kokkos::deep_copy(host, T{0});
+      for (std::size_t k = 0; k < c.local().num_tiles(); ++k) {
+        const auto& t = c.shape().tiles()[c.local().index[k]];
+        const std::size_t pos = c_shape_.find(static_cast<std::size_t>(t.row), static_cast<std::size_t>(t.col));
+        TESSERA_REQUIRE(pos != block_sparse_shape::npos, invalid_argument,
+                        "summa: C's tile ({}, {}) is not in the plan's C shape", t.row, t.col);
+        const auto to = static_cast<std::size_t>(
+            std::lower_bound(tiles.index.begin(), tiles.index.end(), pos) - tiles.index.begin());
+        for (std::size_t e = 0; e < c.local().offset[k + 1] - c.local().offset[k]; ++e)
+          host(tiles.offset[to] + e) = beta * old_host(c.local().offset[k] + e);
+      }
+      Kokkos::deep_copy(tiles.values, host);
+    }
+    Kokkos::deep_copy(a_stage_.local_view(), a.local().values);
+    Kokkos::deep_copy(b_stage_.local_view(), b.local().values);
+    context_->barrier();
+    std::vector<request> in_flight;
+    auto start = [&](std::size_t k) {
+      for (const auto& g : steps_[k].gets_a)
+        in_flight.push_back(context_->get_nb(a_stage_, g.owner, g.remote, std::span<T>(a_host_[k % 2].data() + g.local, g.count)));
+      for (const auto& g : steps_[k].gets_b)
+        in_flight.push_back(context_->get_nb(b_stage_, g.owner, g.remote, std::span<T>(b_host_[k % 2].data() + g.local, g.count)));
+    };
+    if (!steps_.empty()) start(0);
+    for (std::size_t k = 0; k < steps_.size(); ++k) {
+      std::vector<request> current = std::move(in_flight);
+      in_flight.clear();
+      wait_all(current);
+      if (k + 1 < steps_.size()) start(k + 1);  // the next step's panels travel while this one multiplies
+      Kokkos::deep_copy(a_buf_[k % 2], a_host_[k % 2]);
+      Kokkos::deep_copy(b_buf_[k % 2], b_host_[k % 2]);
+      const Kokkos::View<const T*, memory_space> ap = a_buf_[k % 2], bp = b_buf_[k % 2];
+      kernels::tile_gemms<ExecutionSpace, T, memory_space>(steps_[k].products, alpha, ap, bp, tiles.values);
+    }
+    ExecutionSpace().fence();
+    context_->barrier();
+    auto shape = detail::refresh_norms(comm_, c_mapping_, c_shape_, tiles);
+    c = matrix_type(comm_, c_mapping_, std::move(shape), std::move(tiles));
+  }
+
+  /// A zero C with the plan's mapping and shape.
+  [[nodiscard]] matrix_type make_c() const {
+    return matrix_type(comm_, c_mapping_, c_shape_,
+                       detail::allocate_tiles<T, memory_space>(c_mapping_, c_shape_, comm_.rank()));
+  }
+  /// Flops of one apply, summed over ranks; steps (inner tile indices with work) on this rank.
+  [[nodiscard]] double flops() const noexcept { return flops_; }
+  [[nodiscard]] std::size_t num_steps() const noexcept { return steps_.size(); }
+
+ private:
+  struct get_op {
+    int owner;
+    std::size_t remote, local, count;
+  };
+  struct step {
+    std::vector<get_op> gets_a, gets_b;
+    std::vector<kernels::tile_product> products;
+  };
+
+  communicator comm_;
+  block_cyclic_2d::mapping c_mapping_;
+  block_sparse_shape c_shape_;
+  std::size_t a_tiles_ = 0, b_tiles_ = 0;
+  std::vector<step> steps_;
+  double local_flops_ = 0, flops_ = 0;
+  Kokkos::View<T*, memory_space> a_buf_[2], b_buf_[2];
+  typename Kokkos::View<T*, memory_space>::HostMirror a_host_[2], b_host_[2];
+  std::unique_ptr<backend_context> context_;
+  segment<T> a_stage_, b_stage_;
+};
+
+/// C = alpha * A * B by SUMMA (collective); C follows A's rows and B's columns.
+template <class T, class Backend, class E>
+[[nodiscard]] block_sparse_matrix<T, block_cyclic_2d, Backend, E> summa(
+    T alpha, const block_sparse_matrix<T, block_cyclic_2d, Backend, E>& a,
+    const block_sparse_matrix<T, block_cyclic_2d, Backend, E>& b) {
+  summa_plan<T, Backend, E> plan(a, b);
+  auto c = plan.make_c();
+  plan.apply(alpha, a, b, T{0}, c);
+  return c;
+}
+
+/// C = alpha * A * B + beta * C by SUMMA (collective).
+template <class T, class Backend, class E>
+void summa(T alpha, const block_sparse_matrix<T, block_cyclic_2d, Backend, E>& a,
+           const block_sparse_matrix<T, block_cyclic_2d, Backend, E>& b, T beta,
+           block_sparse_matrix<T, block_cyclic_2d, Backend, E>& c) {
+  summa_plan<T, Backend, E> plan(a, b, beta != T{0} ? &c.shape() : nullptr);
+  plan.apply(alpha, a, b, beta, c);
+}
+
+}  // namespace tessera

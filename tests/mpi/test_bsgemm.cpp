@@ -1,0 +1,325 @@
+// Block-sparse GEMM against a dense serial reference: irregular tiles, empty
+// tiles and tile rows, every process grid of the rank count, beta != 0,
+// screening, budgets that force many blocks and chunks, plan reuse, traffic
+// asserted from the counters, and bad input raised on every rank.
+#include "test_support.hpp"
+
+#include <cmath>
+#include <random>
+
+using namespace tessera;
+
+namespace {
+
+template <class B>
+using a_matrix = block_sparse_matrix<double, block_cyclic_2d, B>;
+template <class B>
+using b_matrix = block_sparse_matrix<double, replicated_columns, B>;
+
+// Tile sizes drawn from [lo, hi] (the same on every rank: a fixed seed).
+tiled_range random_tiling(global_index n_tiles, global_index lo, global_index hi, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<global_index> size(lo, hi);
+  std::vector<global_index> sizes;
+  for (global_index t = 0; t < n_tiles; ++t) sizes.push_back(size(rng));
+  return tiled_range::from_sizes(sizes);
+}
+
+double element(global_index i, global_index j, int salt) {
+  return 0.125 * static_cast<double>((i * 13 + j * 7 + salt * 5) % 17) - 1.0;
+}
+
+// A deterministic pseudo-random pattern with the given density; tile row `empty_row` has no tiles.
+auto pattern(double density, unsigned salt, std::size_t empty_row = static_cast<std::size_t>(-1)) {
+  return [=](std::size_t ti, std::size_t tj) {
+    if (ti == empty_row) return false;
+    const auto h = (ti * 2654435761u + tj * 40503u + salt * 97u) % 1000u;
+    return static_cast<double>(h) < density * 1000.0;
+  };
+}
+
+std::vector<process_grid> grids_of(int ranks) {
+  std::vector<process_grid> g;
+  for (int p = 1; p <= ranks; ++p)
+    if (ranks % p == 0) g.push_back({p, ranks / p});
+  return g;
+}
+
+struct problem {
+  tiled_range m, k, n;
+};
+
+problem irregular_problem() {
+  // Row tiles include an empty (zero-width) tile; sizes vary 1..9.
+  std::vector<global_index> m_sizes{5, 0, 7, 3, 9, 4, 6};
+  return {tiled_range::from_sizes(m_sizes), random_tiling(9, 1, 8, 11), random_tiling(8, 2, 9, 12)};
+}
+
+template <class B>
+struct operands {
+  a_matrix<B> a;
+  b_matrix<B> b;
+};
+
+template <class B>
+operands<B> make_operands(const communicator& comm, const problem& pr, process_grid grid, double density_a,
+                          double density_b, std::size_t empty_a_row = static_cast<std::size_t>(-1)) {
+  const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, pr.k);
+  auto a = make_block_sparse<double, block_cyclic_2d, B>(comm, a_map, pattern(density_a, 1, empty_a_row),
+                                                         [](global_index i, global_index j) { return element(i, j, 1); });
+  const auto b_pattern = pattern(density_b, 2);
+  const auto owners = bsgemm_column_owners(a.shape(), pattern_shape(pr.k, pr.n, b_pattern), grid.q);
+  const auto b_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), pr.k, pr.n, owners);
+  auto b = make_block_sparse<double, replicated_columns, B>(comm, b_map, b_pattern,
+                                                            [](global_index i, global_index j) { return element(i, j, 2); });
+  return {std::move(a), std::move(b)};
+}
+
+// Dense reference C = alpha * A * B + beta * C0, skipping the products screening skips.
+template <class B>
+std::vector<double> reference(double alpha, const a_matrix<B>& a, const b_matrix<B>& b, double beta,
+                              const std::vector<double>& c0, double threshold) {
+  const auto ad = gather_dense(a), bd = gather_dense(b);
+  const auto m = static_cast<std::size_t>(a.num_rows()), k = static_cast<std::size_t>(a.num_cols()),
+             n = static_cast<std::size_t>(b.num_cols());
+  std::vector<double> c(m * n, 0.0);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < m; ++i) {
+      double s = 0;
+      for (std::size_t l = 0; l < k; ++l) {
+        if (threshold > 0) {
+          const auto ti = a.row_tiles().tile_of(static_cast<global_index>(i));
+          const auto tl = a.col_tiles().tile_of(static_cast<global_index>(l));
+          const auto tj = b.col_tiles().tile_of(static_cast<global_index>(j));
+          const auto pa = a.shape().find(ti, tl), pb = b.shape().find(tl, tj);
+          if (pa == block_sparse_shape::npos || pb == block_sparse_shape::npos) continue;
+          if (a.shape().tiles()[pa].norm * b.shape().tiles()[pb].norm < threshold) continue;
+        }
+        s += ad[i + l * m] * bd[l + j * k];
+      }
+      c[i + j * m] = alpha * s + (c0.empty() ? 0.0 : beta * c0[i + j * m]);
+    }
+  return c;
+}
+
+void require_close(const std::vector<double>& got, const std::vector<double>& expected) {
+  REQUIRE(got.size() == expected.size());
+  for (std::size_t e = 0; e < got.size(); ++e) {
+    INFO("element " << e);
+    REQUIRE(std::abs(got[e] - expected[e]) <= 1e-10 * (1.0 + std::abs(expected[e])));
+  }
+}
+
+template <class B>
+void check_grid(process_grid grid, bsgemm_options options = {}) {
+  const auto& comm = test::world();
+  INFO("grid " << grid.p << " x " << grid.q);
+  const auto pr = irregular_problem();
+  auto [a, b] = make_operands<B>(comm, pr, grid, 0.6, 0.5, 3);
+  // beta = 0
+  auto c = bsgemm(1.5, a, b, options);
+  require_close(gather_dense(c), reference(1.5, a, b, 0.0, {}, 0.0));
+  // beta != 0 on the C just computed
+  const auto c0 = gather_dense(c);
+  bsgemm(-0.5, a, b, 2.0, c, options);
+  require_close(gather_dense(c), reference(-0.5, a, b, 2.0, c0, 0.0));
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("bsgemm equals the dense reference on every grid", B, mpi_rma, aggregator) {
+  for (const auto grid : grids_of(test::world().size())) check_grid<B>(grid);
+}
+
+TEST_CASE("bsgemm on progress ranks equals the dense reference") {
+  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+  for (const auto grid : grids_of(test::world().size())) check_grid<progress_rank>(grid);
+}
+
+TEST_CASE_TEMPLATE("bsgemm with a small budget makes many blocks and chunks", B, mpi_rma, aggregator) {
+  const auto& comm = test::world();
+  for (const auto grid : grids_of(comm.size())) {
+    // The largest column (B and C tiles) needs under 6 KB: blocks of 6000 bytes, chunks of 3000.
+    bsgemm_options small{.memory_bytes = 12000};
+    check_grid<B>(grid, small);
+    small.aggregate_products = true;  // each C tile's products as one panel GEMM
+    check_grid<B>(grid, small);
+    small.aggregate_products = false;
+    const auto pr = irregular_problem();
+    auto [a, b] = make_operands<B>(comm, pr, grid, 0.9, 0.9);
+    bsgemm_plan<double, B> plan(a, b, small);
+    if (grid.q == 1) CHECK(plan.num_blocks() > 1);  // every rank holds all 8 columns: they cannot fit one block
+    CHECK(comm.max(plan.num_chunks()) > comm.max(plan.num_blocks()));
+  }
+}
+
+TEST_CASE("bsgemm screening skips the products below the threshold") {
+  const auto& comm = test::world();
+  const auto pr = irregular_problem();
+  for (const auto grid : grids_of(comm.size())) {
+    auto [a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.8, 0.8);
+    // A threshold between the smallest and largest norm products.
+    double lo = 1e300, hi = 0;
+    for (const auto& x : a.shape().tiles())
+      for (const auto& y : b.shape().tiles()) {
+        if (x.norm * y.norm > 0) lo = std::min(lo, x.norm * y.norm);  // zero-width tiles have norm 0
+        hi = std::max(hi, x.norm * y.norm);
+      }
+    const double threshold = std::sqrt(lo * hi);
+    const bsgemm_options screened{.screening_threshold = threshold};
+    auto c = bsgemm(1.0, a, b, screened);
+    require_close(gather_dense(c), reference(1.0, a, b, 0.0, {}, threshold));
+    bsgemm_plan<double, mpi_rma> full(a, b), partial(a, b, screened);
+    CHECK(partial.flops() < full.flops());
+    CHECK(partial.flops() > 0);
+  }
+}
+
+TEST_CASE("bsgemm with empty operands") {
+  const auto& comm = test::world();
+  const auto pr = irregular_problem();
+  const auto grid = grids_of(comm.size()).back();
+  auto [a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.0, 0.5);  // A has no tiles
+  auto c = bsgemm(1.0, a, b);
+  CHECK(c.shape().num_nonzero_tiles() == 0);
+  require_close(gather_dense(c), std::vector<double>(static_cast<std::size_t>(pr.m.extent() * pr.n.extent()), 0.0));
+}
+
+TEST_CASE("bsgemm fetches exactly the A tiles each rank needs, and a plan is reused (mpi_rma)") {
+  const auto& comm = test::world();
+  const auto pr = irregular_problem();
+  for (const auto grid : grids_of(comm.size())) {
+    auto [a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.7, 0.6);
+    // Expected: A tiles (ti, kk) of my grid row, held elsewhere, with a nonzero B(kk, tj) in my columns.
+    const int me = comm.rank(), r = grid.row_of(me), c = grid.col_of(me);
+    std::size_t expected = 0;
+    for (std::size_t t = 0; t < a.shape().num_nonzero_tiles(); ++t) {
+      const auto& at = a.shape().tiles()[t];
+      const auto ti = static_cast<std::size_t>(at.row), kk = static_cast<std::size_t>(at.col);
+      if (static_cast<int>(ti) % grid.p != r || a.mapping().tile_owner(ti, kk) == me) continue;
+      bool used = false;
+      for (std::size_t e = b.shape().row_begin(kk); e < b.shape().row_end(kk); ++e)
+        used = used || b.mapping().tile_col_owner(static_cast<std::size_t>(b.shape().tiles()[e].col)) == c;
+      if (used) expected += a.shape().tile_elements(t);
+    }
+    bsgemm_plan<double, mpi_rma> plan(a, b);  // the default budget holds everything: one block, one chunk
+    CHECK(plan.num_blocks() <= 1);
+    CHECK(plan.fetched_elements() == expected);
+    auto c_mat = plan.make_c();
+    comm.stats().reset();
+    plan.apply(1.0, a, b, 0.0, c_mat);
+    CHECK(comm.stats().of("bsgemm").bytes == expected * sizeof(double));
+    CHECK(comm.stats().of("bsgemm").messages == plan.gets_per_apply());
+    require_close(gather_dense(c_mat), reference(1.0, a, b, 0.0, {}, 0.0));
+    // The same plan on new values of A with the same shape (an iteration): same traffic, right answer.
+    auto a2 = make_block_sparse<double, block_cyclic_2d, mpi_rma>(
+        comm, a.mapping(), pattern(0.7, 1), [](global_index i, global_index j) { return element(i, j, 5); });
+    comm.stats().reset();
+    plan.apply(2.0, a2, b, 0.0, c_mat);
+    CHECK(comm.stats().of("bsgemm").bytes == expected * sizeof(double));
+    require_close(gather_dense(c_mat), reference(2.0, a2, b, 0.0, {}, 0.0));
+  }
+}
+
+TEST_CASE("bsgemm rejects bad input on every rank") {
+  const auto& comm = test::world();
+  const auto pr = irregular_problem();
+  const auto grid = grids_of(comm.size()).back();
+  auto [a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.7, 0.6);
+  auto expect = [](auto&& f, error_kind kind, const char* words) {
+    try {
+      f();
+      FAIL("no error");
+    } catch (const error& e) {
+      CHECK(e.kind() == kind);
+      CHECK(std::string(e.what()).find(words) != std::string::npos);
+    }
+  };
+  // A's columns tiled unlike B's rows.
+  const auto other_k = random_tiling(9, 1, 8, 99);
+  const auto bad_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), other_k, pr.n);
+  auto bad_b = make_block_sparse<double, replicated_columns, mpi_rma>(comm, bad_map, pattern(0.5, 2),
+                                                                      [](global_index, global_index) { return 1.0; });
+  expect([&] { (void)bsgemm(1.0, a, bad_b); }, error_kind::dimension_mismatch, "tiling");
+  // A C tiled unlike A's rows and B's columns, with beta != 0.
+  const auto c_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, other_k);
+  auto bad_c = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, c_map, pattern(0.5, 3),
+                                                                   [](global_index, global_index) { return 1.0; });
+  expect([&] { bsgemm(1.0, a, b, 1.0, bad_c); }, error_kind::dimension_mismatch, "tiled");
+  // A budget that cannot hold one column.
+  expect([&] { (void)bsgemm(1.0, a, b, bsgemm_options{.memory_bytes = 64}); }, error_kind::invalid_argument,
+         "memory budget");
+  // A grid that does not match the rank count.
+  expect([&] { (void)block_cyclic_2d{.grid = process_grid{comm.size() + 1, 1}}.make_tile_mapping(comm.size(), pr.m, pr.k); },
+         error_kind::dimension_mismatch, "grid");
+  // B's grid differs from A's.
+  if (comm.size() == 4) {
+    const auto b_map = replicated_columns{.grid = process_grid{1, 4}}.make_tile_mapping(4, pr.k, pr.n);
+    auto b14 = make_block_sparse<double, replicated_columns, mpi_rma>(comm, b_map, pattern(0.5, 2),
+                                                                      [](global_index, global_index) { return 1.0; });
+    const auto a_map = block_cyclic_2d{.grid = process_grid{2, 2}}.make_tile_mapping(4, pr.m, pr.k);
+    auto a22 = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, a_map, pattern(0.5, 1),
+                                                                   [](global_index, global_index) { return 1.0; });
+    expect([&] { (void)bsgemm(1.0, a22, b14); }, error_kind::dimension_mismatch, "grid");
+  }
+}
+
+namespace {
+template <class B>
+void check_summa(process_grid grid) {
+  const auto& comm = test::world();
+  INFO("grid " << grid.p << " x " << grid.q);
+  const auto pr = irregular_problem();
+  const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, pr.k);
+  const auto b_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.k, pr.n);
+  auto a = make_block_sparse<double, block_cyclic_2d, B>(comm, a_map, pattern(0.7, 1, 3),
+                                                         [](global_index i, global_index j) { return element(i, j, 1); });
+  auto b = make_block_sparse<double, block_cyclic_2d, B>(comm, b_map, pattern(0.6, 2),
+                                                         [](global_index i, global_index j) { return element(i, j, 2); });
+  const auto ad = gather_dense(a), bd = gather_dense(b);
+  const auto m = static_cast<std::size_t>(a.num_rows()), k = static_cast<std::size_t>(a.num_cols()),
+             n = static_cast<std::size_t>(b.num_cols());
+  auto dense = [&](double alpha, double beta, const std::vector<double>& c0) {
+    std::vector<double> c(m * n, 0.0);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t i = 0; i < m; ++i) {
+        double s = 0;
+        for (std::size_t l = 0; l < k; ++l) s += ad[i + l * m] * bd[l + j * k];
+        c[i + j * m] = alpha * s + (c0.empty() ? 0.0 : beta * c0[i + j * m]);
+      }
+    return c;
+  };
+  auto c = summa(1.25, a, b);
+  require_close(gather_dense(c), dense(1.25, 0.0, {}));
+  const auto c0 = gather_dense(c);
+  summa(0.5, a, b, -1.0, c);
+  require_close(gather_dense(c), dense(0.5, -1.0, c0));
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("summa equals the dense reference on every grid", B, mpi_rma, aggregator) {
+  for (const auto grid : grids_of(test::world().size())) check_summa<B>(grid);
+}
+
+TEST_CASE("summa on progress ranks equals the dense reference") {
+  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+  for (const auto grid : grids_of(test::world().size())) check_summa<progress_rank>(grid);
+}
+
+TEST_CASE("summa rejects operands on different grids, on every rank") {
+  const auto& comm = test::world();
+  if (comm.size() != 4) return;
+  const auto pr = irregular_problem();
+  const auto a_map = block_cyclic_2d{.grid = process_grid{2, 2}}.make_tile_mapping(4, pr.m, pr.k);
+  const auto b_map = block_cyclic_2d{.grid = process_grid{1, 4}}.make_tile_mapping(4, pr.k, pr.n);
+  auto a = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, a_map, pattern(0.5, 1),
+                                                               [](global_index, global_index) { return 1.0; });
+  auto b = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, b_map, pattern(0.5, 2),
+                                                               [](global_index, global_index) { return 1.0; });
+  try {
+    (void)summa(1.0, a, b);
+    FAIL("no error");
+  } catch (const error& e) {
+    CHECK(e.kind() == error_kind::dimension_mismatch);
+  }
+}
