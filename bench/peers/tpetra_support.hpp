@@ -30,9 +30,10 @@ inline Teuchos::RCP<tpetra_matrix> tpetra_matrix_from(const communicator& comm, 
   auto domain_map = a.rows == a.cols ? row_map
                                      : Teuchos::rcp(new tpetra_map(static_cast<Tpetra::global_size_t>(a.cols),
                                                                    tpetra_go{0}, tcomm));
-  Teuchos::Array<std::size_t> counts(static_cast<std::size_t>(a.local_rows()));
+  std::vector<std::size_t> counts(static_cast<std::size_t>(a.local_rows()));
   for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<std::size_t>(a.row_ptr[i + 1] - a.row_ptr[i]);
-  auto m = Teuchos::rcp(new tpetra_matrix(row_map, counts()));
+  auto m = Teuchos::rcp(new tpetra_matrix(
+      row_map, Teuchos::ArrayView<const std::size_t>(counts.data(), static_cast<Teuchos::Ordinal>(counts.size()))));
   std::vector<tpetra_go> cols;
   for (std::size_t i = 0; i < counts.size(); ++i) {
     const auto first = static_cast<std::size_t>(a.row_ptr[i]);
