@@ -33,12 +33,33 @@ inline void print_skipped(const communicator& comm, const std::string& bench, co
 inline combblas_matrix combblas_matrix_from(const communicator& comm, const local_csr& a) {
   auto grid = std::make_shared<combblas::CommGrid>(comm.get(), combblas_grid_side(comm), combblas_grid_side(comm));
   std::vector<std::int64_t> rows(a.col_idx.size()), cols(a.col_idx.begin(), a.col_idx.end());
+  std::vector<double> values(a.values);
   for (std::size_t i = 0; i + 1 < a.row_ptr.size(); ++i)
     for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
       rows[static_cast<std::size_t>(k)] = a.row_begin + static_cast<std::int64_t>(i);
+  // CombBLAS 1.6's FullyDistVec(std::vector, grid) is broken when the ranks' vectors differ in
+  // length (its redistribution sends from the still-empty member array, and it does not compile for
+  // double values). Equal lengths take its other path, which keeps each rank's vector as is.
+  // So every rank pads its tuples to the longest rank's count with explicit zeros at an entry
+  // that exists (the first entry of the lowest rank that has one); the matrix is built with
+  // SumDuplicates, which folds them away: the same entries and values as A.
+  const auto longest = comm.max(static_cast<std::int64_t>(rows.size()));
+  const int donor = comm.min(rows.empty() ? comm.size() : comm.rank());
+  std::int64_t pad_row = donor == comm.rank() ? rows.front() : 0, pad_col = donor == comm.rank() ? cols.front() : 0;
+  if (donor < comm.size()) {
+    MPI_Bcast(&pad_row, 1, MPI_INT64_T, donor, comm.get());
+    MPI_Bcast(&pad_col, 1, MPI_INT64_T, donor, comm.get());
+  }
+  rows.resize(static_cast<std::size_t>(longest), pad_row);
+  cols.resize(static_cast<std::size_t>(longest), pad_col);
+  values.resize(static_cast<std::size_t>(longest), 0.0);
   combblas::FullyDistVec<std::int64_t, std::int64_t> drows(rows, grid), dcols(cols, grid);
-  combblas::FullyDistVec<std::int64_t, double> dvals(a.values, grid);
-  return combblas_matrix(a.rows, a.cols, drows, dcols, dvals, false);
+  // The vector constructor does not compile for double (see above): set the values one by one
+  // into a vector of the same length, hence the same layout as drows and dcols.
+  combblas::FullyDistVec<std::int64_t, double> dvals(grid, drows.TotalLength(), 0.0);
+  const std::int64_t first = drows.LengthUntil();
+  for (std::size_t i = 0; i < values.size(); ++i) dvals.SetElement(first + static_cast<std::int64_t>(i), values[i]);
+  return combblas_matrix(a.rows, a.cols, drows, dcols, dvals, true);
 }
 
 /// Sum of the stored values (collective).
