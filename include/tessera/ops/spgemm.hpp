@@ -107,8 +107,15 @@ fetched_rows<T> fetch_referenced_rows(const dist_matrix<T, Policy>& a, const dis
   // Round 1: the row pointers of every run (count + 1 values), one get each.
   std::vector<std::vector<std::int64_t>> run_ptr(runs.size());
   std::vector<request> pending;
+  // This rank's own rows are read in place, not through its window (half or more of the rows on
+  // banded inputs such as the Laplacian).
+  const int me = comm.rank();
   for (std::size_t k = 0; k < runs.size(); ++k) {
     run_ptr[k].resize(runs[k].count + 1);
+    if (runs[k].owner == me) {
+      for (std::size_t i = 0; i <= runs[k].count; ++i) run_ptr[k][i] = b_ptr(runs[k].first_row + i);
+      continue;
+    }
     pending.push_back(ctx.get_nb(ptr_seg, runs[k].owner, runs[k].first_row, std::span<std::int64_t>(run_ptr[k])));
   }
   wait_all(pending);
@@ -129,6 +136,13 @@ fetched_rows<T> fetch_referenced_rows(const dist_matrix<T, Policy>& a, const dis
     const auto from = static_cast<std::size_t>(run_ptr[k].front());
     const auto length = static_cast<std::size_t>(run_ptr[k].back() - run_ptr[k].front());
     if (length == 0) continue;
+    if (runs[k].owner == me) {
+      for (std::size_t e = 0; e < length; ++e) {
+        out.cols[at + e] = b_map(static_cast<std::size_t>(b_col(from + e)));
+        out.values[at + e] = b_val(from + e);
+      }
+      continue;
+    }
     pending.push_back(ctx.get_nb(col_seg, runs[k].owner, from, std::span<std::int64_t>(out.cols.data() + at, length)));
     pending.push_back(ctx.get_nb(val_seg, runs[k].owner, from, std::span<T>(out.values.data() + at, length)));
   }
