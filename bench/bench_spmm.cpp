@@ -2,6 +2,13 @@
 // inspector once, the executor timed. One JSON line per kernel (tessera's, Kokkos-Kernels') and k.
 //
 //   mpiexec -n 2 bench_spmm --rmat 14 [--k 1,16,64] [--backend rma|progress|aggregator] [--reps 5]
+//                           [--stream-gbs GB/s | --stream-gbs measure]
+//
+// Every line carries bytes_min, the bytes one product must touch at least (over all ranks: A's
+// local CSR, row pointers + column indices + values, the rows of X its columns name and all of Y)
+// and bandwidth_gbs = bytes_min / seconds. Given STREAM's triad bandwidth of the same ranks
+// (bench_stream; "measure" runs it here first, whose arrays then count in peak_rss_mb), it adds
+// bandwidth_fraction = bandwidth_gbs / STREAM: 1 is the memory-bandwidth bound.
 #include "support/bench_common.hpp"
 
 #include <sstream>
@@ -9,9 +16,16 @@
 namespace {
 
 template <class Backend>
-void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths) {
+void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
+         double stream_gbs) {
   using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   const auto a = tessera::bench::input_matrix<double, P>(comm, args);
+  // What one product touches at least: A's CSR arrays, the distinct rows of X A's columns name, Y.
+  const auto local_rows = static_cast<double>(a.local_rows());
+  const double a_bytes = comm.sum((local_rows + 1) * sizeof(tessera::offset_type) +
+                                  static_cast<double>(a.local().nnz()) * (sizeof(tessera::local_index) + sizeof(double)));
+  const double x_row_count = comm.sum(static_cast<double>(a.col_map().extent(0)));
+  const double y_row_count = comm.sum(local_rows);
   for (auto kernel : {tessera::spmm_kernel::tessera, tessera::spmm_kernel::kokkos_kernels})
   for (long k : widths) {
     tessera::dist_dense<double, P> x(comm, a.num_cols(), k);
@@ -28,14 +42,20 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
     const double checksum = comm.sum(local);
     const std::uint64_t halo = comm.sum(static_cast<std::uint64_t>(plan.halo_rows()));
     const double rss = tessera::bench::peak_rss_mb(comm);
+    const double bytes_min = a_bytes + (x_row_count + y_row_count) * static_cast<double>(k) * sizeof(double);
+    const double gbs = bytes_min / seconds / 1e9;
+    const std::string fraction = stream_gbs > 0 ? fmt::format(", \"stream_gbs\": {:.3f}, \"bandwidth_fraction\": {:.3f}",
+                                                              stream_gbs, gbs / stream_gbs)
+                                                : std::string{};
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
                  "\"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
-                 "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
+                 "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
+                 "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
                  tessera::bench::matrix_name(args), comm.size(), Backend::name(),
                  kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
-                 checksum, halo, traffic.total.bytes, traffic.total.messages, rss);
+                 checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);
   }
 }
 
@@ -44,12 +64,15 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
 int main(int argc, char** argv) {
   // --k is this benchmark's own option; the rest follow bench_common's conventions.
   std::vector<long> widths{1, 16, 64};
+  std::string stream;  // --stream-gbs: a figure in GB/s, or "measure"
   std::vector<char*> rest{argv[0]};
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--k" && i + 1 < argc) {
       widths.clear();
       std::stringstream list(argv[++i]);
       for (std::string item; std::getline(list, item, ',');) widths.push_back(std::stol(item));
+    } else if (std::string_view(argv[i]) == "--stream-gbs" && i + 1 < argc) {
+      stream = argv[++i];
     } else {
       rest.push_back(argv[i]);
     }
@@ -58,6 +81,11 @@ int main(int argc, char** argv) {
   char** rest_args = rest.data();
   const auto args = tessera::bench::parse(rest_count, rest_args);
   tessera::environment env(rest_count, rest_args, tessera::bench::environment_for(args.backend));
-  return tessera::bench::with_backend(args.backend,
-                                      [&]<class Backend>() { run<Backend>(env.world(), args, widths); });
+  double stream_gbs = 0;
+  if (stream == "measure")
+    stream_gbs = tessera::bench::stream_triad_bytes_per_second(env.world(), std::size_t{1} << 25, 5) / 1e9;
+  else if (!stream.empty())
+    stream_gbs = std::stod(stream);
+  return tessera::bench::with_backend(
+      args.backend, [&]<class Backend>() { run<Backend>(env.world(), args, widths, stream_gbs); });
 }

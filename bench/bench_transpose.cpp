@@ -12,8 +12,10 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
   for (auto algorithm : {tessera::transpose_algorithm::route, tessera::transpose_algorithm::slots}) {
     std::optional<tessera::dist_matrix<double, P>> at;
     comm.stats().reset();
-    const double seconds =
-        tessera::bench::median_seconds(comm, args.reps, [&] { at.emplace(tessera::transpose(a, algorithm)); });
+    const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] {
+      at.reset();  // the previous result goes first (else two count in peak_rss_mb)
+      at.emplace(tessera::transpose(a, algorithm));
+    });
     const auto traffic = tessera::bench::traffic_per_run(comm, "transpose", args.reps);
     const double checksum = tessera::bench::checksum(*at);
     const double rss = tessera::bench::peak_rss_mb(comm);

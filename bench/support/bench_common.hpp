@@ -120,12 +120,40 @@ inline traffic_summary traffic_per_run(const communicator& comm, const std::stri
   return t;
 }
 
-/// Sum of all stored values of a matrix (collective).
+/// Sum of all stored values of a matrix (collective). Straight from the local values where the
+/// storage keeps them in one array (no copy: a copy would count in peak_rss_mb), else through
+/// local_triplets.
 template <class T, class Policy>
 double checksum(const dist_matrix<T, Policy>& a) {
   double local = 0;
-  for (T v : local_triplets(a).values) local += static_cast<double>(v);
+  if constexpr (requires { a.local().values.extent(0); }) {
+    const auto values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().values);
+    for (std::size_t k = 0; k < values.extent(0); ++k) local += static_cast<double>(values(k));
+  } else {
+    for (T v : local_triplets(a).values) local += static_cast<double>(v);
+  }
   return a.comm().sum(local);
+}
+
+/// STREAM triad (a = b + s * c) on `n` doubles per array, one core per rank, all ranks at once:
+/// the best of `reps` runs (each run's time is the slowest rank's), as bytes per second summed
+/// over ranks, counting 3 * n * 8 bytes per rank and run as STREAM does (collective).
+inline double stream_triad_bytes_per_second(const communicator& comm, std::size_t n, int reps) {
+  std::vector<double> a(n, 0.0), b(n, 1.0), c(n, 2.0);  // first touch by this rank
+  const double scalar = 3.0;
+  double best = 0;
+  for (int r = 0; r < std::max(1, reps) + 1; ++r) {  // run 0 is the warm-up
+    comm.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    double* __restrict pa = a.data();
+    const double* __restrict pb = b.data();
+    const double* __restrict pc = c.data();
+    for (std::size_t i = 0; i < n; ++i) pa[i] = pb[i] + scalar * pc[i];
+    const double seconds = comm.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (r > 0 && (best == 0 || seconds < best)) best = seconds;
+  }
+  if (comm.sum(a[n / 2]) != 7.0 * comm.size()) fmt::print(stderr, "stream: wrong triad result\n");
+  return 3.0 * 8.0 * static_cast<double>(n) * comm.size() / best;
 }
 
 /// Peak resident memory of the largest rank, in MiB (collective).

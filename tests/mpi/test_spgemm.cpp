@@ -148,3 +148,39 @@ TEST_CASE("spgemm rejects mismatched shapes on every rank") {
     CHECK(e.kind() == error_kind::dimension_mismatch);
   }
 }
+
+TEST_CASE("kernels::sort_rows sorts every row by column, values alongside") {
+  // Rows of 0, 1, 7 (insertion sort), 33 already sorted, 40 and 5000 entries (radix sort: keys
+  // needing one, two and four byte passes), with duplicate keys; sort_by_key's heap sort too.
+  using exec = Kokkos::DefaultHostExecutionSpace;
+  const std::vector<std::int64_t> lengths{0, 1, 7, 33, 40, 5000, 5000, 5000};
+  const std::vector<std::int32_t> largest{1, 5, 100, 1000, 200, 255, 60000, 2000000000};
+  std::vector<offset_type> ptr{0};
+  for (auto n : lengths) ptr.push_back(ptr.back() + n);
+  Kokkos::View<offset_type*, Kokkos::HostSpace> row_ptr("row_ptr", ptr.size());
+  Kokkos::View<std::int32_t*, Kokkos::HostSpace> cols("cols", static_cast<std::size_t>(ptr.back()));
+  Kokkos::View<double*, Kokkos::HostSpace> values("values", static_cast<std::size_t>(ptr.back()));
+  std::uint64_t state = 12345;
+  auto next = [&] { return state = state * 6364136223846793005ULL + 1442695040888963407ULL; };
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    row_ptr(r + 1) = ptr[r + 1];
+    for (auto e = ptr[r]; e < ptr[r + 1]; ++e) {
+      const auto k = r == 3 ? static_cast<std::int32_t>(e - ptr[r])  // already in order
+                            : static_cast<std::int32_t>((next() >> 33) % static_cast<std::uint64_t>(largest[r] + 1));
+      cols(static_cast<std::size_t>(e)) = k;
+      values(static_cast<std::size_t>(e)) = 0.5 * k;  // each value follows its key
+    }
+  }
+  std::vector<std::int32_t> expected(cols.data(), cols.data() + cols.extent(0));
+  for (std::size_t r = 0; r < lengths.size(); ++r) std::sort(expected.begin() + ptr[r], expected.begin() + ptr[r + 1]);
+  kernels::sort_rows(exec{}, row_ptr, cols, values);
+  for (std::size_t e = 0; e < expected.size(); ++e) {
+    REQUIRE(cols(e) == expected[e]);
+    REQUIRE(values(e) == 0.5 * expected[e]);
+  }
+  std::vector<std::int64_t> keys{9, 3, 7, 3, 1, 8, 2, 6, 5, 4, 0, 11, 10};
+  std::vector<double> vals(keys.begin(), keys.end());
+  kernels::heap_sort(keys.data(), vals.data(), static_cast<std::int64_t>(keys.size()));
+  CHECK(std::is_sorted(keys.begin(), keys.end()));
+  for (std::size_t i = 0; i < keys.size(); ++i) CHECK(vals[i] == static_cast<double>(keys[i]));
+}

@@ -2,47 +2,19 @@
 /// @file
 /// Node-local SpGEMM over any semiring by expand-sort-compress, on Kokkos:
 /// every product of a row is written out (expand), the row's products are
-/// sorted by column (an in-place heap sort, fine on any device), and equal
+/// sorted by column (in place, kernels/sort_rows.hpp: fine on any device), and equal
 /// columns are folded with the semiring's add (compress), skipping columns the
 /// optional mask does not hold. Memory is proportional to the products of the
 /// rows in one call, which is what lets the caller batch rows under a budget.
 
 #include "../core/index_types.hpp"
+#include "sort_rows.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <vector>
 
 namespace tessera::kernels {
-
-/// Sort keys[0, n) ascending, moving values alongside (heap sort: no extra memory, no recursion).
-template <class K, class V>
-KOKKOS_INLINE_FUNCTION void heap_sort(K* keys, V* values, std::int64_t n) {
-  auto sift = [&](std::int64_t root, std::int64_t end) {
-    while (2 * root + 1 < end) {
-      std::int64_t child = 2 * root + 1;
-      if (child + 1 < end && keys[child] < keys[child + 1]) ++child;
-      if (!(keys[root] < keys[child])) return;
-      const K k = keys[root];
-      keys[root] = keys[child];
-      keys[child] = k;
-      const V v = values[root];
-      values[root] = values[child];
-      values[child] = v;
-      root = child;
-    }
-  };
-  for (std::int64_t start = n / 2 - 1; start >= 0; --start) sift(start, n);
-  for (std::int64_t end = n - 1; end > 0; --end) {
-    const K k = keys[0];
-    keys[0] = keys[end];
-    keys[end] = k;
-    const V v = values[0];
-    values[0] = values[end];
-    values[end] = v;
-    sift(0, end);
-  }
-}
 
 /// The operands of one node-local product: A's local rows (CSR, local column
 /// c) times the rows of B that A's columns reference (row c of `b_*` is B's
@@ -111,7 +83,7 @@ void esc_rows(const ExecSpace& exec, const esc_operands<T, MemorySpace>& op, loc
           }
         }
         const offset_type begin = offsets(i), count = at - begin;
-        heap_sort(product_col.data() + begin, product_val.data() + begin, count);
+        sort_by_key(product_col.data() + begin, product_val.data() + begin, count);
         offset_type out = begin, m = masked ? mask_ptr(r) : 0;
         for (offset_type p = begin; p < begin + count;) {
           const global_index c = product_col(p);

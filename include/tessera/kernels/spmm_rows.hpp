@@ -21,7 +21,35 @@ struct column_sources {
 /// For each r in `rows`: Y(r, :) = sum over the row's entries of value * X_source(row(c), :).
 ///
 /// Rows run in parallel; the k loop is innermost over contiguous memory
-/// (LayoutRight), which is the loop compilers vectorise.
+/// (LayoutRight), which is the loop compilers vectorise. Widths 1 to 64 that are powers of two
+/// (the common ones) accumulate a row of Y in a fixed-size local array the compiler keeps in
+/// registers, and store it once: the generic loop loads and stores Y(r, :) once per entry.
+template <int Width, class ExecSpace, class T, class MemorySpace>
+void spmm_rows_fixed(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
+                     const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
+                     const Kokkos::View<const local_index*, MemorySpace>& col_idx,
+                     const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
+                     const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y) {
+  const auto source_local = sources.local;
+  const auto source_row = sources.row;
+  Kokkos::parallel_for(
+      "tessera::spmm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        const local_index r = rows(i);
+        T acc[Width];
+        for (int t = 0; t < Width; ++t) acc[t] = T{};
+        for (offset_type e = row_ptr(r); e < row_ptr(r + 1); ++e) {
+          const local_index c = col_idx(e);
+          const T a = values(e);
+          const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+          for (int t = 0; t < Width; ++t) acc[t] += a * in[t];
+        }
+        T* out = &y(r, 0);
+        for (int t = 0; t < Width; ++t) out[t] = acc[t];
+      });
+}
+
 template <class ExecSpace, class T, class MemorySpace>
 void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
                const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
@@ -31,6 +59,16 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
                const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y) {
   const auto k = static_cast<local_index>(y.extent(1));
+  switch (k) {
+    case 1: return spmm_rows_fixed<1>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+    case 2: return spmm_rows_fixed<2>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+    case 4: return spmm_rows_fixed<4>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+    case 8: return spmm_rows_fixed<8>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+    case 16: return spmm_rows_fixed<16>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+    case 32: return spmm_rows_fixed<32>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+    case 64: return spmm_rows_fixed<64>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+    default: break;
+  }
   const auto source_local = sources.local;
   const auto source_row = sources.row;
   Kokkos::parallel_for(

@@ -6,6 +6,7 @@
 #include "../../kernels/bucket_sort.hpp"
 #include "../../storage/csr.hpp"
 #include "../dist_matrix.hpp"
+#include "compress_columns.hpp"
 #include "../triplets.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -37,9 +38,8 @@ dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename P
                     ext.rows, INT_MAX);
     const std::size_t n = owned.size();
 
-    std::vector<global_index> distinct_cols(owned.cols);
-    std::sort(distinct_cols.begin(), distinct_cols.end());
-    distinct_cols.erase(std::unique(distinct_cols.begin(), distinct_cols.end()), distinct_cols.end());
+    // Linear-time when the column space is small next to the entries (compress_columns).
+    auto [distinct_cols, local_cols] = compress_columns(owned.cols, ext.cols);
     TESSERA_REQUIRE(distinct_cols.size() <= static_cast<std::size_t>(INT_MAX), unsupported,
                     "rank {} touches {} distinct columns; at most {} are supported", me, distinct_cols.size(), INT_MAX);
 
@@ -51,8 +51,7 @@ dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename P
       TESSERA_REQUIRE(lc.rank == me, internal, "entry ({}, {}) reached rank {} but belongs to rank {}", owned.rows[k],
                       owned.cols[k], me, lc.rank);
       h_rows(k) = static_cast<local_index>(lc.row);
-      h_cols(k) = static_cast<local_index>(
-          std::lower_bound(distinct_cols.begin(), distinct_cols.end(), owned.cols[k]) - distinct_cols.begin());
+      h_cols(k) = local_cols[k];
       h_vals(k) = owned.values[k];
     }
     Kokkos::View<global_index*, Kokkos::HostSpace> h_col_map(distinct_cols.data(), distinct_cols.size());

@@ -1,0 +1,145 @@
+#pragma once
+/// @file
+/// Sorting the entries of CSR rows by column, values alongside, on Kokkos, in place. Rows of up
+/// to insertion_sort_limit entries use insertion sort (fast on the short rows of most products,
+/// linear on rows already nearly in order); longer rows are radix-sorted where the execution
+/// space runs on the host (linear time, a per-thread buffer), else heap-sorted (no extra memory,
+/// no recursion: fine on any device).
+
+#include "../core/index_types.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tessera::kernels {
+
+/// Rows at most this long are insertion-sorted; longer ones heap-sorted.
+inline constexpr std::int64_t insertion_sort_limit = 32;
+
+/// Sort keys[0, n) ascending, moving values alongside (heap sort: no extra memory, no recursion).
+template <class K, class V>
+KOKKOS_INLINE_FUNCTION void heap_sort(K* keys, V* values, std::int64_t n) {
+  auto sift = [&](std::int64_t root, std::int64_t end) {
+    while (2 * root + 1 < end) {
+      std::int64_t child = 2 * root + 1;
+      if (child + 1 < end && keys[child] < keys[child + 1]) ++child;
+      if (!(keys[root] < keys[child])) return;
+      const K k = keys[root];
+      keys[root] = keys[child];
+      keys[child] = k;
+      const V v = values[root];
+      values[root] = values[child];
+      values[child] = v;
+      root = child;
+    }
+  };
+  for (std::int64_t start = n / 2 - 1; start >= 0; --start) sift(start, n);
+  for (std::int64_t end = n - 1; end > 0; --end) {
+    const K k = keys[0];
+    keys[0] = keys[end];
+    keys[end] = k;
+    const V v = values[0];
+    values[0] = values[end];
+    values[end] = v;
+    sift(0, end);
+  }
+}
+
+/// Sort keys[0, n) ascending, moving values alongside (insertion sort: for short runs).
+template <class K, class V>
+KOKKOS_INLINE_FUNCTION void insertion_sort(K* keys, V* values, std::int64_t n) {
+  for (std::int64_t i = 1; i < n; ++i) {
+    const K k = keys[i];
+    const V v = values[i];
+    std::int64_t j = i;
+    for (; j > 0 && k < keys[j - 1]; --j) {
+      keys[j] = keys[j - 1];
+      values[j] = values[j - 1];
+    }
+    keys[j] = k;
+    values[j] = v;
+  }
+}
+
+/// Sort keys[0, n) ascending, values alongside: insertion sort for short runs, else heap sort.
+template <class K, class V>
+KOKKOS_INLINE_FUNCTION void sort_by_key(K* keys, V* values, std::int64_t n) {
+  if (n <= insertion_sort_limit) insertion_sort(keys, values, n);
+  else heap_sort(keys, values, n);
+}
+
+/// Sort keys[0, n) ascending (non-negative integers), values alongside, on the host: insertion
+/// sort for short runs, else a least-significant-digit radix sort by bytes through a per-thread
+/// buffer, with only as many passes as the largest key has bytes (linear time: rows of thousands
+/// of entries sort several times faster than by comparison).
+template <class K, class V>
+void host_sort_by_key(K* keys, V* values, std::int64_t n) {
+  static_assert(std::is_integral_v<K>, "host_sort_by_key: integer keys");
+  if (n <= insertion_sort_limit) {
+    insertion_sort(keys, values, n);
+    return;
+  }
+  K largest = 0;
+  bool sorted = true;
+  for (std::int64_t i = 0; i < n; ++i) {
+    largest = keys[i] > largest ? keys[i] : largest;
+    sorted = sorted && (i == 0 || !(keys[i] < keys[i - 1]));
+  }
+  if (sorted) return;
+  thread_local std::vector<K> key_buffer;
+  thread_local std::vector<V> value_buffer;
+  key_buffer.resize(static_cast<std::size_t>(n));
+  value_buffer.resize(static_cast<std::size_t>(n));
+  K* from_keys = keys;
+  V* from_values = values;
+  K* to_keys = key_buffer.data();
+  V* to_values = value_buffer.data();
+  using U = std::make_unsigned_t<K>;
+  for (unsigned shift = 0; shift < 8 * sizeof(K) && (static_cast<U>(largest) >> shift) != 0; shift += 8) {
+    std::int64_t start[257] = {};
+    for (std::int64_t i = 0; i < n; ++i) ++start[((static_cast<U>(from_keys[i]) >> shift) & 0xff) + 1];
+    for (int d = 0; d < 256; ++d) start[d + 1] += start[d];
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t at = start[(static_cast<U>(from_keys[i]) >> shift) & 0xff]++;
+      to_keys[at] = from_keys[i];
+      to_values[at] = from_values[i];
+    }
+    std::swap(from_keys, to_keys);
+    std::swap(from_values, to_values);
+  }
+  if (from_keys != keys) {
+    std::copy(from_keys, from_keys + n, keys);
+    std::copy(from_values, from_values + n, values);
+  }
+}
+
+/// Sort every row of a CSR matrix by column, values alongside, in parallel over rows (in place).
+/// `row_ptr` has rows + 1 entries; `cols` and `values` are the matrix's entries (non-negative
+/// integer columns). On execution spaces that run on the host, long rows are radix-sorted;
+/// elsewhere heap-sorted.
+template <class ExecSpace, class RowPtr, class Cols, class Values>
+void sort_rows(const ExecSpace& exec, const RowPtr& row_ptr, const Cols& cols, const Values& values) {
+  const auto rows = static_cast<std::int64_t>(row_ptr.extent(0)) - 1;
+  if (rows <= 0) return;
+  const Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>> policy(exec, 0, rows);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    Kokkos::parallel_for("tessera::sort_rows", policy, [=](const std::int64_t r) {
+      const auto begin = row_ptr(r);
+      host_sort_by_key(cols.data() + begin, values.data() + begin, static_cast<std::int64_t>(row_ptr(r + 1) - begin));
+    });
+  } else {
+    Kokkos::parallel_for(
+        "tessera::sort_rows", policy, KOKKOS_LAMBDA(const std::int64_t r) {
+          const auto begin = row_ptr(r);
+          sort_by_key(cols.data() + begin, values.data() + begin, static_cast<std::int64_t>(row_ptr(r + 1) - begin));
+        });
+  }
+  exec.fence();
+}
+
+}  // namespace tessera::kernels
