@@ -30,12 +30,6 @@ struct options {
   std::exit(code);
 }
 
-template <class F>
-void split(const std::string& text, F&& each) {
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) each(item);
-}
-
 options parse(int argc, char** argv) {
   options o;
   for (int k = 1; k < argc; ++k) {
@@ -45,15 +39,11 @@ options parse(int argc, char** argv) {
       return argv[++k];
     };
     if (arg == "--tiles") {
-      o.tiles.clear();
-      split(value(), [&](const std::string& s) {
-        const auto colon = s.find(':');
-        if (colon == std::string::npos) usage(2);
-        o.tiles.emplace_back(std::stoll(s.substr(0, colon)), std::stoll(s.substr(colon + 1)));
-      });
+      auto ranges = bench::parse_tile_ranges(value());
+      if (!ranges) usage(2);
+      o.tiles = std::move(*ranges);
     } else if (arg == "--densities") {
-      o.densities.clear();
-      split(value(), [&](const std::string& s) { o.densities.push_back(std::stod(s)); });
+      o.densities = bench::parse_densities(value());
     } else if (arg == "--m") o.m = std::stoll(value());
     else if (arg == "--n") o.n = std::stoll(value());
     else if (arg == "--grid-rows") o.grid_rows = std::stoi(value());

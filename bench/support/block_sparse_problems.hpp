@@ -8,10 +8,34 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <sstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace tessera::bench {
+
+/// "32:128,128:512" -> {{32, 128}, {128, 512}} (tile-size ranges of the synthetic problems); nothing if malformed.
+inline std::optional<std::vector<std::pair<global_index, global_index>>> parse_tile_ranges(const std::string& text) {
+  std::vector<std::pair<global_index, global_index>> ranges;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) return std::nullopt;
+    ranges.emplace_back(std::stoll(item.substr(0, colon)), std::stoll(item.substr(colon + 1)));
+  }
+  return ranges;
+}
+
+/// "1,0.3,0.1" -> {1, 0.3, 0.1}.
+inline std::vector<double> parse_densities(const std::string& text) {
+  std::vector<double> values;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) values.push_back(std::stod(item));
+  return values;
+}
 
 // Tile sizes uniform in [lo, hi] covering n elements (the last tile shorter).
 inline tiled_range random_tiles(global_index n, global_index lo, global_index hi, std::mt19937_64& rng) {
