@@ -39,7 +39,9 @@ dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename P
     const std::size_t n = owned.size();
 
     // Linear-time when the column space is small next to the entries (compress_columns).
-    auto [distinct_cols, local_cols] = compress_columns(owned.cols, ext.cols);
+    // Column indices stay global (the column map holds them): the space is the global column count,
+    // not this rank's extent (smaller under 2-D distributions).
+    auto [distinct_cols, local_cols] = compress_columns(owned.cols, mapping.global_cols());
     TESSERA_REQUIRE(distinct_cols.size() <= static_cast<std::size_t>(INT_MAX), unsupported,
                     "rank {} touches {} distinct columns; at most {} are supported", me, distinct_cols.size(), INT_MAX);
 
