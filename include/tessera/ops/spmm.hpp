@@ -2,9 +2,11 @@
 /// @file
 /// Distributed SpMM (Y = A * X) over row-block CSR, with an inspector/executor
 /// plan: the inspector finds exactly which remote rows of X each rank's
-/// columns need; the executor fetches them one-sided (one get per run of
-/// consecutive rows of an owner) while the rows that need no remote data are
-/// computed, then finishes the rest. Written once against the backend concept.
+/// columns need; the executor fetches them one-sided (one get per owner: the
+/// owner packs the requested rows into one block when they form several runs,
+/// else the single run is read from its staged X) while the rows that need no
+/// remote data are computed, then finishes the rest. Written once against the
+/// backend concept.
 
 #include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
@@ -56,8 +58,8 @@ struct spmm_options {
 namespace detail {
 
 /// What every SpMM plan with the same communicator, row split of X and width
-/// k can share: the backend context, the window X is staged in, and the halo
-/// buffers. SpDNN keeps one plan per layer, all with the same X: sharing keeps
+/// k can share: the backend context, the windows X is staged (and packed) in,
+/// sized for the largest plan, and the halo buffers. SpDNN keeps one plan per layer, all with the same X: sharing keeps
 /// their memory at two staging copies and one (largest) halo, not one per layer.
 ///
 /// Staging is double-buffered: fetching products alternate between the two
