@@ -3,6 +3,7 @@
 #include "test_support.hpp"
 
 #include <cmath>
+#include <set>
 
 using namespace tessera;
 
@@ -117,6 +118,42 @@ TEST_CASE("spmm with a banded A fetches exactly the halo rows (mpi_rma)") {
   (void)spmm(a, x);
   CHECK(comm.stats().of("spmm") == traffic{expected_halo, expected_halo * k * sizeof(double)});
   CHECK(a.plan_cache().size() == 1);  // the second product reused the first one's plan
+}
+
+TEST_CASE("spmm with scattered halo rows fetches one packed block per owner (mpi_rma)") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const global_index k = 5;
+  const auto a = generate::rmat<double, P>(comm, 8, 4, 7);
+  check_product(a, k);
+  const global_index n = a.num_cols();
+  dist_dense<double, P> x(comm, n, k);
+  x.fill(x_value);
+  // The halo and its owners, from the gathered A.
+  const auto whole = gather_to_all(a);
+  const row_block::mapping rows(comm.size(), a.num_rows(), a.num_rows());
+  const row_block::mapping xs(comm.size(), n, n);
+  const int me = comm.rank();
+  std::set<global_index> halo;
+  std::set<int> owners;
+  for (global_index i = rows.row_begin(me); i < rows.row_end(me); ++i)
+    for (offset_type e = whole.row_ptr[static_cast<std::size_t>(i)]; e < whole.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+      const global_index c = whole.col_idx[static_cast<std::size_t>(e)];
+      if (xs.row_owner(c) == me) continue;
+      halo.insert(c);
+      owners.insert(xs.row_owner(c));
+    }
+  auto& plan = spmm_plan_for(a, x);
+  CHECK(plan.halo_rows() == halo.size());
+  CHECK(plan.gets_per_apply() == owners.size());  // one get per owner, packed or a single run
+  std::vector<std::int64_t> packed{static_cast<std::int64_t>(plan.packed_owners())};
+  comm.allreduce_inplace(packed, MPI_SUM);
+  if (comm.size() > 1) CHECK(packed[0] > 0);  // scattered rows: some owner packs
+  comm.stats().reset();
+  const auto y = spmm(a, x);
+  CHECK(comm.stats().of("spmm") == traffic{owners.size(), halo.size() * k * sizeof(double)});
+  check_product(a, k);  // again, through the other staging window
+  check_product(a, k);
 }
 
 TEST_CASE("spmm rejects shapes that do not match, on every rank") {

@@ -2,10 +2,13 @@
 /// @file
 /// Distributed SpMM (Y = A * X) over row-block CSR, with an inspector/executor
 /// plan: the inspector finds exactly which remote rows of X each rank's
-/// columns need; the executor fetches them one-sided (one get per run of
-/// consecutive rows of an owner) while the rows that need no remote data are
-/// computed, then finishes the rest. Written once against the backend concept.
+/// columns need; the executor fetches them one-sided (one get per owner: the
+/// owner packs the requested rows into one block when they form several runs,
+/// else the single run is read from its staged X) while the rows that need no
+/// remote data are computed, then finishes the rest. Written once against the
+/// backend concept.
 
+#include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
 #include "../comm/request.hpp"
 #include "../comm/segment.hpp"
@@ -55,8 +58,8 @@ struct spmm_options {
 namespace detail {
 
 /// What every SpMM plan with the same communicator, row split of X and width
-/// k can share: the backend context, the window X is staged in, and the halo
-/// buffers. SpDNN keeps one plan per layer, all with the same X: sharing keeps
+/// k can share: the backend context, the windows X is staged (and packed) in,
+/// sized for the largest plan, and the halo buffers. SpDNN keeps one plan per layer, all with the same X: sharing keeps
 /// their memory at two staging copies and one (largest) halo, not one per layer.
 ///
 /// Staging is double-buffered: fetching products alternate between the two
@@ -69,10 +72,28 @@ struct spmm_workspace {
   using backend_context = typename Policy::backend_type::context;
   using halo_type = Kokkos::View<T**, Kokkos::LayoutRight, memory_space>;
 
-  spmm_workspace(const communicator& comm, std::size_t my_rows, std::size_t k) : comm_(comm), k_(k) {
+  spmm_workspace(const communicator& comm, std::size_t my_rows, std::size_t k)
+      : comm_(comm), k_(k), capacity_(my_rows * k) {
     context = std::make_unique<backend_context>(comm, typename Policy::backend_type::options{});
-    staging[0] = context->template allocate<T>(my_rows * k);
-    staging[1] = context->template allocate<T>(my_rows * k);
+    staging[0] = context->template allocate<T>(capacity_);
+    staging[1] = context->template allocate<T>(capacity_);
+  }
+
+  /// Both staging windows hold at least `elements` on this rank (collective: every
+  /// rank constructs its plans in the same order). A plan whose owners pack rows
+  /// for several requesters may need more than X's local rows.
+  void reserve_staging(std::size_t elements) {
+    std::vector<std::int64_t> grow{elements > capacity_ ? 1 : 0};
+    comm_.allreduce_inplace(grow, MPI_MAX);
+    if (grow[0] == 0) return;
+    // Nobody may still read the old windows (the gets of every product complete inside it,
+    // but order them before the collective free anyway).
+    context->barrier();
+    capacity_ = std::max(capacity_, elements);
+    staging[0] = segment<T>{};
+    staging[1] = segment<T>{};
+    staging[0] = context->template allocate<T>(capacity_);
+    staging[1] = context->template allocate<T>(capacity_);
   }
 
   /// The halo holds at least `rows` rows (not collective).
@@ -113,6 +134,7 @@ struct spmm_workspace {
  private:
   communicator comm_;
   std::size_t k_;
+  std::size_t capacity_;  ///< elements of each staging window on this rank
   bool halo_made_ = false;
 };
 
@@ -146,14 +168,16 @@ class spmm_plan {
       TESSERA_REQUIRE(k >= 0, invalid_argument, "spmm: X has {} columns", k);
       inspect(a, x_rows);
     });
-    // Who reads whose X: a rank nobody reads from skips staging, and a product
-    // nobody fetches for (block-diagonal A, one rank) skips the barriers too.
-    std::vector<std::int64_t> readers(static_cast<std::size_t>(comm_.size()), 0);
-    for (const auto& r : runs_) readers[static_cast<std::size_t>(r.owner)] = 1;
-    comm_.allreduce_inplace(readers, MPI_SUM);
-    read_by_others_ = readers[static_cast<std::size_t>(comm_.rank())] > 0;
-    anyone_fetches_ = std::any_of(readers.begin(), readers.end(), [](std::int64_t n) { return n > 0; });
+    // A product nobody fetches for (block-diagonal A, one rank) skips the barriers.
+    std::vector<std::int64_t> fetches{runs_.empty() ? 0 : 1};
+    comm_.allreduce_inplace(fetches, MPI_MAX);
+    anyone_fetches_ = fetches[0] > 0;
+    const auto my_rows = static_cast<std::size_t>(x_offsets_[static_cast<std::size_t>(comm_.rank()) + 1] -
+                                                  x_offsets_[static_cast<std::size_t>(comm_.rank())]);
+    if (anyone_fetches_) plan_packing(my_rows);  // no exchange (and no traffic) when nobody fetches
     workspace_ = detail::spmm_workspace<T, Policy>::shared(comm_, x_offsets_, k_);
+    workspace_->reserve_staging(packed_base_ + pack_rows_.size() * static_cast<std::size_t>(k_));
+    pack_rows_view_ = detail::to_view<local_index, memory_space>(pack_rows_, "tessera::spmm::pack_rows");
   }
 
   /// Y = A * X (collective). A must have the structure the plan was made for.
@@ -173,13 +197,15 @@ class spmm_plan {
     auto& ws = *workspace_;
     ws.reserve_halo(static_cast<std::size_t>(halo_rows_));
     using host_matrix = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    // Stage this rank's X where the others can fetch it.
+    // Stage this rank's X where the others can fetch it: whole (for requesters that read
+    // one run from me) and/or the rows each packing requester needs, one block per requester.
     segment<T>& staging = ws.staging[ws.next_staging];
     if (anyone_fetches_) ws.next_staging ^= 1;
-    if (read_by_others_) {
+    if (stage_x_) {
       const host_matrix staged(staging.local().data(), x.local().extent(0), k);
       Kokkos::deep_copy(staged, x.local());
     }
+    if (!pack_rows_.empty() && k > 0) pack(x, host_matrix(staging.local().data() + packed_base_, pack_rows_.size(), k));
     if (anyone_fetches_) ws.context->barrier();
 
     const Kokkos::View<T**, Kokkos::LayoutRight, memory_space> halo =
@@ -189,7 +215,7 @@ class spmm_plan {
     std::vector<request> pending;
     pending.reserve(runs_.size());
     for (const auto& r : runs_)
-      pending.push_back(ws.context->get_nb(staging, r.owner, static_cast<std::size_t>(r.first_row) * k,
+      pending.push_back(ws.context->get_nb(staging, r.owner, r.at,
                                            std::span<T>(halo_host.data() + static_cast<std::size_t>(r.halo_at) * k,
                                                         static_cast<std::size_t>(r.count) * k)));
     execution_space exec;
@@ -217,6 +243,8 @@ class spmm_plan {
   /// Rows of X this rank fetches per product, and the one-sided gets that fetch them.
   [[nodiscard]] std::size_t halo_rows() const noexcept { return static_cast<std::size_t>(halo_rows_); }
   [[nodiscard]] std::size_t gets_per_apply() const noexcept { return runs_.size(); }
+  /// Owners that pack this rank's rows into one block (fetched with one get each).
+  [[nodiscard]] std::size_t packed_owners() const noexcept { return packed_owners_; }
   [[nodiscard]] global_index num_vectors() const noexcept { return k_; }
 
  private:
@@ -253,11 +281,118 @@ class spmm_plan {
     execution_space().fence();
   }
 
+  // Gather the rows requesters asked for into the current staging window, requester after requester.
+  template <class HostMatrix>
+  void pack(const dense_type& x, const HostMatrix& packed) const {
+    const auto k = static_cast<std::size_t>(k_);
+    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
+    const auto rows = pack_rows_view_;
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::DefaultHostExecutionSpace, memory_space>::accessible) {
+      Kokkos::parallel_for(
+          "tessera::spmm::pack", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, rows.extent(0)),
+          [=](const std::size_t i) {
+            const auto from = static_cast<std::size_t>(rows(i));
+            for (std::size_t t = 0; t < k; ++t) packed(i, t) = x_local(from, t);
+          });
+      Kokkos::DefaultHostExecutionSpace().fence();
+    } else {
+      Kokkos::View<T**, Kokkos::LayoutRight, memory_space> gathered("tessera::spmm::packed", rows.extent(0), k);
+      Kokkos::parallel_for(
+          "tessera::spmm::pack", Kokkos::RangePolicy<execution_space>(0, rows.extent(0)),
+          KOKKOS_LAMBDA(const std::size_t i) {
+            const auto from = static_cast<std::size_t>(rows(i));
+            for (std::size_t t = 0; t < k; ++t) gathered(i, t) = x_local(from, t);
+          });
+      Kokkos::deep_copy(packed, gathered);
+    }
+  }
+
+  // Owner-side packing (collective). A requester that needs more than one run of
+  // an owner's rows sends it the rows (sorted); the owner packs them, at every
+  // product, into one block of its staging window, and the requester fetches
+  // the block with ONE get into its halo (owner-major, so the block lands
+  // contiguously). A requester that needs one run from an owner (a banded A)
+  // keeps reading that run straight from the owner's staged X: packing would
+  // only add a copy. Both sides know the choice from the request's header.
+  void plan_packing(std::size_t my_rows) {
+    const int p = comm_.size();
+    const auto k = static_cast<std::size_t>(k_);
+    // Per owner: its runs, and whether they are adjacent in runs_ (owner-major halo).
+    std::vector<std::size_t> first_run(static_cast<std::size_t>(p), runs_.size()), num_runs(static_cast<std::size_t>(p), 0);
+    std::vector<bool> contiguous(static_cast<std::size_t>(p), true);
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      const auto o = static_cast<std::size_t>(runs_[i].owner);
+      if (num_runs[o] == 0) first_run[o] = i;
+      else if (runs_[i - 1].owner != runs_[i].owner) contiguous[o] = false;
+      ++num_runs[o];
+    }
+    auto packs = [&](std::size_t o) { return num_runs[o] > 1 && contiguous[o]; };
+    // Request: header (1 = pack, 0 = read my staged X directly), then the rows to pack.
+    bucket_builder<local_index> request(p);
+    for (std::size_t o = 0; o < static_cast<std::size_t>(p); ++o) {
+      if (num_runs[o] == 0) continue;
+      std::size_t n = 1;
+      if (packs(o))
+        for (std::size_t i = first_run[o]; i < first_run[o] + num_runs[o]; ++i) n += static_cast<std::size_t>(runs_[i].count);
+      request.count(static_cast<int>(o), n);
+    }
+    request.allocate();
+    for (std::size_t o = 0; o < static_cast<std::size_t>(p); ++o) {
+      if (num_runs[o] == 0) continue;
+      request.push(static_cast<int>(o), packs(o) ? 1 : 0);
+      if (!packs(o)) continue;
+      for (std::size_t i = first_run[o]; i < first_run[o] + num_runs[o]; ++i)
+        for (local_index r = 0; r < runs_[i].count; ++r) request.push(static_cast<int>(o), runs_[i].first_row + r);
+    }
+    const typename Policy::backend_type backend{};
+    const auto asked = backend.exchange(comm_, std::move(request).finish());
+    // Owner: X staged whole at 0 if anyone reads it directly, then one block per packing requester.
+    for (int r = 0; r < p; ++r) {
+      const auto b = asked.bucket(r);
+      if (!b.empty() && b[0] == 0) stage_x_ = true;
+    }
+    packed_base_ = stage_x_ ? my_rows * k : 0;
+    bucket_builder<std::uint64_t> reply(p);
+    for (int r = 0; r < p; ++r)
+      if (!asked.bucket(r).empty()) reply.count(r);
+    reply.allocate();
+    for (int r = 0; r < p; ++r) {
+      const auto b = asked.bucket(r);
+      if (b.empty()) continue;
+      if (b[0] == 0) {
+        reply.push(r, 0);
+        continue;
+      }
+      reply.push(r, static_cast<std::uint64_t>(packed_base_ + pack_rows_.size() * k));
+      pack_rows_.insert(pack_rows_.end(), b.begin() + 1, b.end());
+    }
+    const auto where = backend.exchange(comm_, std::move(reply).finish());
+    // Requester: one get per packing owner, at the offset it answered.
+    std::vector<run> merged;
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      run r = runs_[i];
+      const auto o = static_cast<std::size_t>(r.owner);
+      if (!packs(o)) {
+        r.at = static_cast<std::size_t>(r.first_row) * k;
+        merged.push_back(r);
+        continue;
+      }
+      if (i != first_run[o]) continue;
+      r.at = static_cast<std::size_t>(where.bucket(r.owner)[0]);
+      r.count = 0;
+      for (std::size_t j = first_run[o]; j < first_run[o] + num_runs[o]; ++j) r.count += runs_[j].count;
+      merged.push_back(r);
+      ++packed_owners_;
+    }
+    runs_ = std::move(merged);
+  }
+
   struct run {
     int owner;
     local_index first_row;  ///< in the owner's part of X
     local_index count;
     local_index halo_at;
+    std::size_t at = 0;  ///< element offset in the owner's staging window
   };
 
   void inspect(const matrix_type& a, const typename Policy::mapping_type& x_rows) {
@@ -280,7 +415,7 @@ class spmm_plan {
       if (!runs_.empty() && runs_.back().owner == owner && runs_.back().first_row + runs_.back().count == row)
         ++runs_.back().count;
       else
-        runs_.push_back({owner, row, 1, halo});
+        runs_.push_back({owner, row, 1, halo, 0});
       local_flag(c) = 0;
       source_row(c) = halo++;
     }
@@ -313,7 +448,11 @@ class spmm_plan {
   kernels::column_sources<memory_space> sources_;
   Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
   local_index halo_rows_ = 0;
-  bool read_by_others_ = false, anyone_fetches_ = false;
+  bool stage_x_ = false, anyone_fetches_ = false;
+  std::vector<local_index> pack_rows_;  ///< rows of my X that requesters fetch packed, requester-major
+  Kokkos::View<const local_index*, memory_space> pack_rows_view_;
+  std::size_t packed_base_ = 0;  ///< where the packed blocks start in my staging window
+  std::size_t packed_owners_ = 0;
   std::shared_ptr<detail::spmm_workspace<T, Policy>> workspace_;
 };
 
