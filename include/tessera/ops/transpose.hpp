@@ -38,77 +38,152 @@ enum class transpose_algorithm { route, slots };
 
 namespace detail {
 
-/// The local block of A^T from the entries that stay on this rank (`stay`: A's entries (i, j, v)
-/// in ascending i, j owned here as row j of A^T) and the ones received from other ranks (`arrived`:
-/// already transposed, global indices). One counting sort over the new local rows: the staying
-/// entries are scattered first, in ascending A row, so their columns come out sorted; a row that
-/// also received entries is then sorted (only those rows, and a transpose has no duplicates).
-/// Columns are compressed through the column map as in assemble_owned.
-template <class T, class Policy>
-dist_matrix<T, Policy> assemble_transposed(const communicator& comm, const typename Policy::mapping_type& mapping,
-                                           const triplets<T>& a_entries, const std::vector<std::size_t>& stay,
-                                           const triplets<T>& arrived) {
+/// Route, with a direct path for the entries that stay: A's local entries (i, j, v) whose row j of
+/// A^T is this rank's never leave it; only the others travel, as (j, i, v), in one personalised
+/// exchange. The local block of A^T is then one counting sort over its rows (count, exclusive scan,
+/// scatter through a per-row cursor) of the staying entries, visited in ascending A row (so their
+/// columns come out sorted), and the received ones; the rows that got received entries are sorted
+/// by column (a transpose has no duplicates to combine). The column map is A's rows that hold a
+/// staying entry merged with the received entries' columns.
+template <matrix_value T, matrix_policy Policy>
+dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
+                                            const typename Policy::mapping_type& result_rows) {
   using exec = typename Policy::execution_space;
   using mem = typename Policy::memory_space;
   using storage = typename Policy::storage_type;
   using matrix = dist_matrix<T, Policy>;
+  using host = Kokkos::HostSpace;
+  const auto& comm = a.comm();
+  const int me = comm.rank();
+  const exec space{};
+
+  // A's local block on the host, as row pointers, local columns and values.
+  Kokkos::View<const offset_type*, host> a_ptr;
+  Kokkos::View<const local_index*, host> a_cols;
+  Kokkos::View<const T*, host> a_vals;
+  const auto a_rows = static_cast<std::size_t>(a.local().num_rows());
+  if constexpr (std::same_as<storage, csr>) {
+    a_ptr = Kokkos::create_mirror_view_and_copy(host{}, a.local().row_ptr);
+    a_cols = Kokkos::create_mirror_view_and_copy(host{}, a.local().col_idx);
+    a_vals = Kokkos::create_mirror_view_and_copy(host{}, a.local().values);
+  } else {
+    const auto coo = storage::to_coo(space, a.local());  // sorted by row, then column
+    space.fence();
+    auto rows = Kokkos::create_mirror_view_and_copy(host{}, coo.row_idx);
+    a_cols = Kokkos::create_mirror_view_and_copy(host{}, coo.col_idx);
+    a_vals = Kokkos::create_mirror_view_and_copy(host{}, coo.values);
+    Kokkos::View<offset_type*, host> ptr("tessera::row_ptr", a_rows + 1);
+    for (std::size_t e = 0; e < rows.extent(0); ++e) ++ptr(static_cast<std::size_t>(rows(e)) + 1);
+    for (std::size_t r = 0; r < a_rows; ++r) ptr(r + 1) += ptr(r);
+    a_ptr = ptr;
+  }
+  const auto a_col_map = Kokkos::create_mirror_view_and_copy(host{}, a.col_map());
+  const global_index a_first = a.mapping().row_begin(me);
+
+  const global_index first = result_rows.row_begin(me);
+  const auto my_rows = static_cast<std::size_t>(result_rows.row_end(me) - first);
+  // Split: count the staying entries per row of A^T; the leaving ones are transposed into `away`.
+  struct split_result {
+    std::vector<local_index> new_row;        ///< per local column of A: its row of A^T here, or -1
+    Kokkos::View<offset_type*, host> ptr;    ///< counts, later row pointers of A^T's block
+    std::vector<std::uint8_t> used;          ///< per local row of A: has a staying entry
+    triplets<T> away;
+  };
+  auto split = comm.collectively([&] {
+    split_result out;
+    out.new_row.resize(a_col_map.extent(0));
+    for (std::size_t c = 0; c < out.new_row.size(); ++c) {
+      const global_index j = a_col_map(c);
+      out.new_row[c] = j >= first && j - first < static_cast<global_index>(my_rows) ? static_cast<local_index>(j - first)
+                                                                                    : local_index{-1};
+    }
+    out.ptr = Kokkos::View<offset_type*, host>("tessera::row_ptr", my_rows + 1);
+    out.used.assign(a_rows, 0);
+    for (std::size_t i = 0; i < a_rows; ++i)
+      for (auto e = static_cast<std::size_t>(a_ptr(i)); e < static_cast<std::size_t>(a_ptr(i + 1)); ++e) {
+        const local_index r = out.new_row[static_cast<std::size_t>(a_cols(e))];
+        if (r >= 0) {
+          ++out.ptr(static_cast<std::size_t>(r) + 1);
+          out.used[i] = 1;
+        } else {
+          out.away.push_back(a_col_map(a_cols(e)), a_first + static_cast<global_index>(i), a_vals(e));
+        }
+      }
+    return out;
+  });
+  const typename Policy::backend_type backend{};
+  auto arrived = route_to_owners<T>(comm, backend, result_rows, std::span<const global_index>(split.away.rows),
+                                    std::span<const global_index>(split.away.cols),
+                                    std::span<const T>(split.away.values));
+  split.away = {};
 
   auto [local, col_map] = comm.collectively([&] {
-    const int me = comm.rank();
-    const local_extents ext = mapping.extents(me);
+    const local_extents ext = result_rows.extents(me);
     TESSERA_REQUIRE(ext.rows <= INT_MAX, unsupported, "rank {} would own {} local rows; at most {} are supported", me,
                     ext.rows, INT_MAX);
-    const global_index first = mapping.row_begin(me);
-    const auto num_rows = static_cast<std::size_t>(ext.rows);
-    const std::size_t n_stay = stay.size();
-    const std::size_t n = n_stay + arrived.size();
-
-    // Global columns of A^T (A's rows) in scatter order, for the column map.
-    std::vector<global_index> gcols(n);
-    for (std::size_t k = 0; k < n_stay; ++k) gcols[k] = a_entries.rows[stay[k]];
-    for (std::size_t k = 0; k < arrived.size(); ++k) gcols[n_stay + k] = arrived.cols[k];
-    auto [distinct_cols, local_cols] = compress_columns(gcols, ext.cols);
-    TESSERA_REQUIRE(distinct_cols.size() <= static_cast<std::size_t>(INT_MAX), unsupported,
-                    "rank {} touches {} distinct columns; at most {} are supported", me, distinct_cols.size(), INT_MAX);
-
-    auto local_row = [&](global_index g) {
-      const global_index r = g - first;
-      TESSERA_REQUIRE(r >= 0 && static_cast<std::size_t>(r) < num_rows, internal,
-                      "row {} of the transpose reached rank {} but belongs to rank {}", g, me, mapping.row_owner(g));
-      return static_cast<std::size_t>(r);
-    };
-
-    // Counting sort by new row: count, exclusive scan, scatter with a per-row cursor.
-    Kokkos::View<offset_type*, Kokkos::HostSpace> h_ptr("tessera::row_ptr", num_rows + 1);
-    std::vector<std::uint8_t> received(num_rows, 0);
-    for (std::size_t k = 0; k < n_stay; ++k) ++h_ptr(local_row(a_entries.cols[stay[k]]) + 1);
-    for (std::size_t k = 0; k < arrived.size(); ++k) {
-      const std::size_t r = local_row(arrived.rows[k]);
-      ++h_ptr(r + 1);
-      received[r] = 1;
+    // Column map: A's rows with a staying entry merged with the received columns (both ascending).
+    auto [received_cols, received_local] = compress_columns(arrived.cols, ext.cols);
+    std::vector<global_index> distinct;
+    std::vector<local_index> from_row(a_rows, -1), from_received(received_cols.size());
+    {
+      std::size_t i = 0, k = 0;
+      while (i < a_rows || k < received_cols.size()) {
+        if (i < a_rows && !split.used[i]) {
+          ++i;
+          continue;
+        }
+        const global_index gi = i < a_rows ? a_first + static_cast<global_index>(i) : global_index{-1};
+        const auto next = static_cast<local_index>(distinct.size());
+        if (k < received_cols.size() && (i == a_rows || received_cols[k] <= gi)) {
+          if (i < a_rows && received_cols[k] == gi) from_row[i++] = next;
+          from_received[k] = next;
+          distinct.push_back(received_cols[k++]);
+        } else {
+          from_row[i++] = next;
+          distinct.push_back(gi);
+        }
+      }
     }
-    for (std::size_t r = 0; r < num_rows; ++r) h_ptr(r + 1) += h_ptr(r);
-    std::vector<offset_type> cursor(num_rows);
-    for (std::size_t r = 0; r < num_rows; ++r) cursor[r] = h_ptr(r);
+    TESSERA_REQUIRE(distinct.size() <= static_cast<std::size_t>(INT_MAX), unsupported,
+                    "rank {} touches {} distinct columns; at most {} are supported", me, distinct.size(), INT_MAX);
 
-    Kokkos::View<local_index*, Kokkos::HostSpace> h_cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "cols"), n);
-    Kokkos::View<T*, Kokkos::HostSpace> h_vals(Kokkos::view_alloc(Kokkos::WithoutInitializing, "vals"), n);
-    for (std::size_t k = 0; k < n_stay; ++k) {
-      const std::size_t e = stay[k];
-      const auto at = static_cast<std::size_t>(cursor[a_entries.cols[e] - first]++);
-      h_cols(at) = local_cols[k];
-      h_vals(at) = a_entries.values[e];
+    // Counting sort: the received entries join the counts, then scan and scatter.
+    auto& ptr = split.ptr;
+    std::vector<std::uint8_t> mixed(my_rows, 0);
+    for (std::size_t k = 0; k < arrived.size(); ++k) {
+      const global_index r = arrived.rows[k] - first;
+      TESSERA_REQUIRE(r >= 0 && static_cast<std::size_t>(r) < my_rows, internal,
+                      "row {} of the transpose reached rank {} but belongs to rank {}", arrived.rows[k], me,
+                      result_rows.row_owner(arrived.rows[k]));
+      ++ptr(static_cast<std::size_t>(r) + 1);
+      mixed[static_cast<std::size_t>(r)] = 1;
+    }
+    for (std::size_t r = 0; r < my_rows; ++r) ptr(r + 1) += ptr(r);
+    const auto n = static_cast<std::size_t>(ptr(my_rows));
+    std::vector<offset_type> cursor(ptr.data(), ptr.data() + my_rows);
+    Kokkos::View<local_index*, host> h_cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::cols"), n);
+    Kokkos::View<T*, host> h_vals(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::vals"), n);
+    for (std::size_t i = 0; i < a_rows; ++i) {
+      if (!split.used[i]) continue;
+      const local_index column = from_row[i];
+      for (auto e = static_cast<std::size_t>(a_ptr(i)); e < static_cast<std::size_t>(a_ptr(i + 1)); ++e) {
+        const local_index r = split.new_row[static_cast<std::size_t>(a_cols(e))];
+        if (r < 0) continue;
+        const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(r)]++);
+        h_cols(at) = column;
+        h_vals(at) = a_vals(e);
+      }
     }
     for (std::size_t k = 0; k < arrived.size(); ++k) {
       const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(arrived.rows[k] - first)]++);
-      h_cols(at) = local_cols[n_stay + k];
+      h_cols(at) = from_received[static_cast<std::size_t>(received_local[k])];
       h_vals(at) = arrived.values[k];
     }
-    // Rows that mixed staying and received entries (or entries from several ranks): sort by column.
+    // Rows with received entries: sort by column unless already in order.
     std::vector<std::pair<local_index, T>> row;
-    for (std::size_t r = 0; r < num_rows; ++r) {
-      if (!received[r]) continue;
-      const auto b = static_cast<std::size_t>(h_ptr(r)), e = static_cast<std::size_t>(h_ptr(r + 1));
+    for (std::size_t r = 0; r < my_rows; ++r) {
+      if (!mixed[r]) continue;
+      const auto b = static_cast<std::size_t>(ptr(r)), e = static_cast<std::size_t>(ptr(r + 1));
       bool sorted = true;
       for (std::size_t k = b + 1; k < e && sorted; ++k) sorted = h_cols(k - 1) < h_cols(k);
       if (sorted) continue;
@@ -121,57 +196,26 @@ dist_matrix<T, Policy> assemble_transposed(const communicator& comm, const typen
       }
     }
 
-    Kokkos::View<global_index*, Kokkos::HostSpace> h_col_map(distinct_cols.data(), distinct_cols.size());
-    Kokkos::View<offset_type*, mem> ptr = Kokkos::create_mirror_view_and_copy(mem{}, h_ptr);
-    Kokkos::View<local_index*, mem> cols = Kokkos::create_mirror_view_and_copy(mem{}, h_cols);
-    Kokkos::View<T*, mem> vals = Kokkos::create_mirror_view_and_copy(mem{}, h_vals);
-    Kokkos::View<global_index*, mem> col_map(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::col_map"),
-                                             distinct_cols.size());
-    Kokkos::deep_copy(col_map, h_col_map);
-
-    const exec space{};
+    Kokkos::View<global_index*, host> h_col_map(distinct.data(), distinct.size());
+    Kokkos::View<offset_type*, mem> d_ptr = Kokkos::create_mirror_view_and_copy(mem{}, ptr);
+    Kokkos::View<local_index*, mem> d_cols = Kokkos::create_mirror_view_and_copy(mem{}, h_cols);
+    Kokkos::View<T*, mem> d_vals = Kokkos::create_mirror_view_and_copy(mem{}, h_vals);
+    Kokkos::View<global_index*, mem> d_col_map(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::col_map"),
+                                               distinct.size());
+    Kokkos::deep_copy(d_col_map, h_col_map);
     const auto block_rows = static_cast<local_index>(ext.rows);
-    const auto block_cols = static_cast<local_index>(distinct_cols.size());
+    const auto block_cols = static_cast<local_index>(distinct.size());
     typename matrix::local_block_type block;
     if constexpr (std::same_as<storage, csr>) {
-      block = {block_rows, block_cols, ptr, cols, vals};
+      block = {block_rows, block_cols, d_ptr, d_cols, d_vals};
     } else {
-      auto row_idx = kernels::expand_groups<exec, mem>(space, ptr);
-      block = storage::from_coo(space, coo_block<T, mem>{block_rows, block_cols, row_idx, cols, vals});
+      auto row_idx = kernels::expand_groups<exec, mem>(space, d_ptr);
+      block = storage::from_coo(space, coo_block<T, mem>{block_rows, block_cols, row_idx, d_cols, d_vals});
     }
     space.fence();
-    return std::pair{block, col_map};
+    return std::pair{block, d_col_map};
   });
-  return matrix(comm, mapping, std::move(local), std::move(col_map));
-}
-
-template <matrix_value T, matrix_policy Policy>
-dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
-                                            const typename Policy::mapping_type& result_rows) {
-  const auto& comm = a.comm();
-  const auto entries = local_triplets(a);
-  // Split: entries whose row of A^T is mine stay (by index); the rest leave, transposed.
-  auto [stay, leaving] = comm.collectively([&] {
-    const int me = comm.rank();
-    const global_index first = result_rows.row_begin(me);
-    const global_index last = result_rows.row_end(me);
-    std::vector<std::size_t> kept;
-    kept.reserve(entries.size());
-    triplets<T> away;
-    for (std::size_t k = 0; k < entries.size(); ++k) {
-      const global_index j = entries.cols[k];
-      if (j >= first && j < last)
-        kept.push_back(k);
-      else
-        away.push_back(j, entries.rows[k], entries.values[k]);
-    }
-    return std::pair{std::move(kept), std::move(away)};
-  });
-  const typename Policy::backend_type backend{};
-  const auto arrived = route_to_owners<T>(comm, backend, result_rows, std::span<const global_index>(leaving.rows),
-                                          std::span<const global_index>(leaving.cols),
-                                          std::span<const T>(leaving.values));
-  return assemble_transposed<T, Policy>(comm, result_rows, entries, stay, arrived);
+  return matrix(comm, result_rows, std::move(local), std::move(col_map), a.global_nnz());
 }
 
 template <matrix_value T, matrix_policy Policy>
