@@ -2,8 +2,9 @@
 /// @file
 /// Distributed transpose, two algorithms over any backend; the result is
 /// row-block over A's columns.
-///  - transpose_algorithm::route: every entry (i, j, v) travels as (j, i, v) to
-///    the owner of row j of A^T in one personalised exchange, then is assembled.
+///  - transpose_algorithm::route: an entry (i, j, v) whose row j of A^T is on the
+///    same rank stays; the others travel as (j, i, v) to the owner of row j in one
+///    personalised exchange; the local block is one counting sort of both sets.
 ///  - transpose_algorithm::slots: the two-phase algorithm of the OpenSHMEM
 ///    aggregation paper: a column histogram (aggregated records to the column's
 ///    owner), then per entry a fetch_add on the owner's row cursor to claim a
