@@ -68,6 +68,25 @@ TEST_CASE("transpose by routing moves each off-rank entry once") {
   CHECK(comm.stats().of("transpose").bytes == 8 * static_cast<std::uint64_t>(comm.size() - 1) + 24 * leaving);
 }
 
+TEST_CASE_TEMPLATE("transpose of a block-diagonal matrix moves no entries", P, policy<row_block, csr, mpi_rma>,
+                   policy<row_block, coo, aggregator>) {
+  const auto& comm = test::world();
+  const global_index n = 8 * comm.size();
+  const row_block::mapping blocks(comm.size(), n, n);
+  const global_index begin = blocks.row_begin(comm.rank()), end = blocks.row_end(comm.rank());
+  triplets<double> mine;  // each row's columns pushed in descending order
+  for (global_index i = end - 1; i >= begin; --i)
+    for (global_index j = end - 1; j >= begin; --j)
+      if ((i + 2 * j) % 3 != 0) mine.push_back(i, j, static_cast<double>(100 * i + j + 1));
+  const auto a = build_from_triplets<double, P>(comm, n, n, mine);
+  comm.stats().reset();
+  const auto at = transpose(a);
+  // Only the sizes travel (Alltoall, P-1 messages of 8 bytes).
+  CHECK(comm.stats().of("transpose").bytes == 8 * static_cast<std::uint64_t>(comm.size() - 1));
+  test::require_equal(at, transposed(gather_to_all(a)));
+  test::require_equal(transpose(at), gather_to_all(a));
+}
+
 TEST_CASE_TEMPLATE("scale, apply, prune, add and the reductions", P, policy<row_block, csr, mpi_rma>,
                    policy<row_block, csc, aggregator>) {
   const auto& comm = test::world();

@@ -2,8 +2,9 @@
 /// @file
 /// Distributed transpose, two algorithms over any backend; the result is
 /// row-block over A's columns.
-///  - transpose_algorithm::route: every entry (i, j, v) travels as (j, i, v) to
-///    the owner of row j of A^T in one personalised exchange, then is assembled.
+///  - transpose_algorithm::route: an entry (i, j, v) whose row j of A^T is on the
+///    same rank stays; the others travel as (j, i, v) to the owner of row j in one
+///    personalised exchange; the local block is one counting sort of both sets.
 ///  - transpose_algorithm::slots: the two-phase algorithm of the OpenSHMEM
 ///    aggregation paper: a column histogram (aggregated records to the column's
 ///    owner), then per entry a fetch_add on the owner's row cursor to claim a
@@ -15,12 +16,21 @@
 #include "../comm/segment.hpp"
 #include "../core/error.hpp"
 #include "../matrix/detail/assemble.hpp"
+#include "../matrix/detail/compress_columns.hpp"
+#include "../matrix/detail/route.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../matrix/local_triplets.hpp"
 #include "../matrix/triplets.hpp"
 
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <concepts>
+#include <cstdint>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -29,15 +39,184 @@ enum class transpose_algorithm { route, slots };
 
 namespace detail {
 
+/// Route, with a direct path for the entries that stay: A's local entries (i, j, v) whose row j of
+/// A^T is this rank's never leave it; only the others travel, as (j, i, v), in one personalised
+/// exchange. The local block of A^T is then one counting sort over its rows (count, exclusive scan,
+/// scatter through a per-row cursor) of the staying entries, visited in ascending A row (so their
+/// columns come out sorted), and the received ones; the rows that got received entries are sorted
+/// by column (a transpose has no duplicates to combine). The column map is A's rows that hold a
+/// staying entry merged with the received entries' columns.
 template <matrix_value T, matrix_policy Policy>
 dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
                                             const typename Policy::mapping_type& result_rows) {
-  auto entries = local_triplets(a);
-  std::swap(entries.rows, entries.cols);
+  using exec = typename Policy::execution_space;
+  using mem = typename Policy::memory_space;
+  using storage = typename Policy::storage_type;
+  using matrix = dist_matrix<T, Policy>;
+  using host = Kokkos::HostSpace;
+  const auto& comm = a.comm();
+  const int me = comm.rank();
+  const exec space{};
+
+  // A's local block on the host, as row pointers, local columns and values.
+  Kokkos::View<const offset_type*, host> a_ptr;
+  Kokkos::View<const local_index*, host> a_cols;
+  Kokkos::View<const T*, host> a_vals;
+  const auto a_rows = static_cast<std::size_t>(a.local().num_rows());
+  if constexpr (std::same_as<storage, csr>) {
+    a_ptr = Kokkos::create_mirror_view_and_copy(host{}, a.local().row_ptr);
+    a_cols = Kokkos::create_mirror_view_and_copy(host{}, a.local().col_idx);
+    a_vals = Kokkos::create_mirror_view_and_copy(host{}, a.local().values);
+  } else {
+    const auto coo = storage::to_coo(space, a.local());  // sorted by row, then column
+    space.fence();
+    auto rows = Kokkos::create_mirror_view_and_copy(host{}, coo.row_idx);
+    a_cols = Kokkos::create_mirror_view_and_copy(host{}, coo.col_idx);
+    a_vals = Kokkos::create_mirror_view_and_copy(host{}, coo.values);
+    Kokkos::View<offset_type*, host> ptr("tessera::row_ptr", a_rows + 1);
+    for (std::size_t e = 0; e < rows.extent(0); ++e) ++ptr(static_cast<std::size_t>(rows(e)) + 1);
+    for (std::size_t r = 0; r < a_rows; ++r) ptr(r + 1) += ptr(r);
+    a_ptr = ptr;
+  }
+  const auto a_col_map = Kokkos::create_mirror_view_and_copy(host{}, a.col_map());
+  const global_index a_first = a.mapping().row_begin(me);
+
+  const global_index first = result_rows.row_begin(me);
+  const auto my_rows = static_cast<std::size_t>(result_rows.row_end(me) - first);
+  // Split: count the staying entries per row of A^T; the leaving ones are transposed into `away`.
+  struct split_result {
+    std::vector<local_index> new_row;        ///< per local column of A: its row of A^T here, or -1
+    Kokkos::View<offset_type*, host> ptr;    ///< counts, later row pointers of A^T's block
+    std::vector<std::uint8_t> used;          ///< per local row of A: has a staying entry
+    triplets<T> away;
+  };
+  auto split = comm.collectively([&] {
+    split_result out;
+    out.new_row.resize(a_col_map.extent(0));
+    for (std::size_t c = 0; c < out.new_row.size(); ++c) {
+      const global_index j = a_col_map(c);
+      out.new_row[c] = j >= first && j - first < static_cast<global_index>(my_rows) ? static_cast<local_index>(j - first)
+                                                                                    : local_index{-1};
+    }
+    out.ptr = Kokkos::View<offset_type*, host>("tessera::row_ptr", my_rows + 1);
+    out.used.assign(a_rows, 0);
+    for (std::size_t i = 0; i < a_rows; ++i)
+      for (auto e = static_cast<std::size_t>(a_ptr(i)); e < static_cast<std::size_t>(a_ptr(i + 1)); ++e) {
+        const local_index r = out.new_row[static_cast<std::size_t>(a_cols(e))];
+        if (r >= 0) {
+          ++out.ptr(static_cast<std::size_t>(r) + 1);
+          out.used[i] = 1;
+        } else {
+          out.away.push_back(a_col_map(a_cols(e)), a_first + static_cast<global_index>(i), a_vals(e));
+        }
+      }
+    return out;
+  });
   const typename Policy::backend_type backend{};
-  auto owned = route_to_owners<T>(a.comm(), backend, result_rows, std::span<const global_index>(entries.rows),
-                                  std::span<const global_index>(entries.cols), std::span<const T>(entries.values));
-  return assemble_owned<T, Policy>(a.comm(), result_rows, owned, combine::any{});
+  auto arrived = route_to_owners<T>(comm, backend, result_rows, std::span<const global_index>(split.away.rows),
+                                    std::span<const global_index>(split.away.cols),
+                                    std::span<const T>(split.away.values));
+  split.away = {};
+
+  auto [local, col_map] = comm.collectively([&] {
+    const local_extents ext = result_rows.extents(me);
+    TESSERA_REQUIRE(ext.rows <= INT_MAX, unsupported, "rank {} would own {} local rows; at most {} are supported", me,
+                    ext.rows, INT_MAX);
+    // Column map: A's rows with a staying entry merged with the received columns (both ascending).
+    auto [received_cols, received_local] = compress_columns(arrived.cols, ext.cols);
+    std::vector<global_index> distinct;
+    std::vector<local_index> from_row(a_rows, -1), from_received(received_cols.size());
+    {
+      std::size_t i = 0, k = 0;
+      while (i < a_rows || k < received_cols.size()) {
+        if (i < a_rows && !split.used[i]) {
+          ++i;
+          continue;
+        }
+        const global_index gi = i < a_rows ? a_first + static_cast<global_index>(i) : global_index{-1};
+        const auto next = static_cast<local_index>(distinct.size());
+        if (k < received_cols.size() && (i == a_rows || received_cols[k] <= gi)) {
+          if (i < a_rows && received_cols[k] == gi) from_row[i++] = next;
+          from_received[k] = next;
+          distinct.push_back(received_cols[k++]);
+        } else {
+          from_row[i++] = next;
+          distinct.push_back(gi);
+        }
+      }
+    }
+    TESSERA_REQUIRE(distinct.size() <= static_cast<std::size_t>(INT_MAX), unsupported,
+                    "rank {} touches {} distinct columns; at most {} are supported", me, distinct.size(), INT_MAX);
+
+    // Counting sort: the received entries join the counts, then scan and scatter.
+    auto& ptr = split.ptr;
+    std::vector<std::uint8_t> mixed(my_rows, 0);
+    for (std::size_t k = 0; k < arrived.size(); ++k) {
+      const global_index r = arrived.rows[k] - first;
+      TESSERA_REQUIRE(r >= 0 && static_cast<std::size_t>(r) < my_rows, internal,
+                      "row {} of the transpose reached rank {} but belongs to rank {}", arrived.rows[k], me,
+                      result_rows.row_owner(arrived.rows[k]));
+      ++ptr(static_cast<std::size_t>(r) + 1);
+      mixed[static_cast<std::size_t>(r)] = 1;
+    }
+    for (std::size_t r = 0; r < my_rows; ++r) ptr(r + 1) += ptr(r);
+    const auto n = static_cast<std::size_t>(ptr(my_rows));
+    std::vector<offset_type> cursor(ptr.data(), ptr.data() + my_rows);
+    Kokkos::View<local_index*, host> h_cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::cols"), n);
+    Kokkos::View<T*, host> h_vals(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::vals"), n);
+    for (std::size_t i = 0; i < a_rows; ++i) {
+      if (!split.used[i]) continue;
+      const local_index column = from_row[i];
+      for (auto e = static_cast<std::size_t>(a_ptr(i)); e < static_cast<std::size_t>(a_ptr(i + 1)); ++e) {
+        const local_index r = split.new_row[static_cast<std::size_t>(a_cols(e))];
+        if (r < 0) continue;
+        const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(r)]++);
+        h_cols(at) = column;
+        h_vals(at) = a_vals(e);
+      }
+    }
+    for (std::size_t k = 0; k < arrived.size(); ++k) {
+      const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(arrived.rows[k] - first)]++);
+      h_cols(at) = from_received[static_cast<std::size_t>(received_local[k])];
+      h_vals(at) = arrived.values[k];
+    }
+    // Rows with received entries: sort by column unless already in order.
+    std::vector<std::pair<local_index, T>> row;
+    for (std::size_t r = 0; r < my_rows; ++r) {
+      if (!mixed[r]) continue;
+      const auto b = static_cast<std::size_t>(ptr(r)), e = static_cast<std::size_t>(ptr(r + 1));
+      bool sorted = true;
+      for (std::size_t k = b + 1; k < e && sorted; ++k) sorted = h_cols(k - 1) < h_cols(k);
+      if (sorted) continue;
+      row.clear();
+      for (std::size_t k = b; k < e; ++k) row.emplace_back(h_cols(k), h_vals(k));
+      std::sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (std::size_t k = b; k < e; ++k) {
+        h_cols(k) = row[k - b].first;
+        h_vals(k) = row[k - b].second;
+      }
+    }
+
+    Kokkos::View<global_index*, host> h_col_map(distinct.data(), distinct.size());
+    Kokkos::View<offset_type*, mem> d_ptr = Kokkos::create_mirror_view_and_copy(mem{}, ptr);
+    Kokkos::View<local_index*, mem> d_cols = Kokkos::create_mirror_view_and_copy(mem{}, h_cols);
+    Kokkos::View<T*, mem> d_vals = Kokkos::create_mirror_view_and_copy(mem{}, h_vals);
+    Kokkos::View<global_index*, mem> d_col_map(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::col_map"),
+                                               distinct.size());
+    Kokkos::deep_copy(d_col_map, h_col_map);
+    const auto block_rows = static_cast<local_index>(ext.rows);
+    const auto block_cols = static_cast<local_index>(distinct.size());
+    typename matrix::local_block_type block;
+    if constexpr (std::same_as<storage, csr>) {
+      block = {block_rows, block_cols, d_ptr, d_cols, d_vals};
+    } else {
+      auto row_idx = kernels::expand_groups<exec, mem>(space, d_ptr);
+      block = storage::from_coo(space, coo_block<T, mem>{block_rows, block_cols, row_idx, d_cols, d_vals});
+    }
+    space.fence();
+    return std::pair{block, d_col_map};
+  });
+  return matrix(comm, result_rows, std::move(local), std::move(col_map), a.global_nnz());
 }
 
 template <matrix_value T, matrix_policy Policy>
