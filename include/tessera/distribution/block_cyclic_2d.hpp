@@ -84,6 +84,21 @@ struct tile_placement {
   }
   friend bool operator==(const tile_placement&, const tile_placement&) = default;
 };
+
+/// The grid column of every tile column: `given`, or tj mod q when empty; checked against the
+/// tiling and the grid (`who` names the distribution in the message).
+inline std::vector<int> checked_column_owners(std::string_view who, const process_grid& grid, const tiled_range& cols,
+                                              std::vector<int> given) {
+  TESSERA_REQUIRE(grid.p > 0 && grid.q > 0, invalid_argument, "{}: a {} x {} grid is empty", who, grid.p, grid.q);
+  if (given.empty())
+    for (std::size_t t = 0; t < cols.num_tiles(); ++t) given.push_back(static_cast<int>(t) % grid.q);
+  TESSERA_REQUIRE(given.size() == cols.num_tiles(), dimension_mismatch, "{}: {} column owners for {} tile columns",
+                  who, given.size(), cols.num_tiles());
+  for (int c : given)
+    TESSERA_REQUIRE(c >= 0 && c < grid.q, invalid_argument,
+                    "{}: tile column owner {} is outside the grid's {} columns", who, c, grid.q);
+  return given;
+}
 }  // namespace detail
 
 /// Distribution policy: tiles over a p x q grid, cyclic in both dimensions.
@@ -110,16 +125,10 @@ struct block_cyclic_2d {
 
     /// Tile-cyclic over `rows` x `cols` tilings; `column_owner[tj]` (default tj mod q) is tile column tj's grid column.
     mapping(process_grid grid, tiled_range rows, tiled_range cols, std::vector<int> column_owner = {})
-        : grid_(grid), rows_(std::move(rows)), cols_(std::move(cols)), column_owner_(std::move(column_owner)) {
-      TESSERA_REQUIRE(grid_.p > 0 && grid_.q > 0, invalid_argument, "block_cyclic_2d: a {} x {} grid is empty",
-                      grid_.p, grid_.q);
-      if (column_owner_.empty())
-        for (std::size_t t = 0; t < cols_.num_tiles(); ++t) column_owner_.push_back(static_cast<int>(t) % grid_.q);
-      TESSERA_REQUIRE(column_owner_.size() == cols_.num_tiles(), dimension_mismatch,
-                      "block_cyclic_2d: {} column owners for {} tile columns", column_owner_.size(), cols_.num_tiles());
-      for (int c : column_owner_)
-        TESSERA_REQUIRE(c >= 0 && c < grid_.q, invalid_argument,
-                        "block_cyclic_2d: tile column owner {} is outside the grid's {} columns", c, grid_.q);
+        : grid_(grid),
+          rows_(std::move(rows)),
+          cols_(std::move(cols)),
+          column_owner_(detail::checked_column_owners("block_cyclic_2d", grid_, cols_, std::move(column_owner))) {
       row_place_ = detail::tile_placement(
           rows_, grid_.p, [&](std::size_t t) { return static_cast<int>(t % static_cast<std::size_t>(grid_.p)); });
       col_place_ = detail::tile_placement(cols_, grid_.q, [&](std::size_t t) { return column_owner_[t]; });

@@ -55,17 +55,10 @@ struct replicated_columns {
 
     /// `rows` is kept whole; `column_owner[tj]` (default tj mod q) is tile column tj's grid column.
     mapping(process_grid grid, tiled_range rows, tiled_range cols, std::vector<int> column_owner = {})
-        : grid_(grid), rows_(std::move(rows)), cols_(std::move(cols)), column_owner_(std::move(column_owner)) {
-      TESSERA_REQUIRE(grid_.p > 0 && grid_.q > 0, invalid_argument, "replicated_columns: a {} x {} grid is empty",
-                      grid_.p, grid_.q);
-      if (column_owner_.empty())
-        for (std::size_t t = 0; t < cols_.num_tiles(); ++t) column_owner_.push_back(static_cast<int>(t) % grid_.q);
-      TESSERA_REQUIRE(column_owner_.size() == cols_.num_tiles(), dimension_mismatch,
-                      "replicated_columns: {} column owners for {} tile columns", column_owner_.size(),
-                      cols_.num_tiles());
-      for (int c : column_owner_)
-        TESSERA_REQUIRE(c >= 0 && c < grid_.q, invalid_argument,
-                        "replicated_columns: tile column owner {} is outside the grid's {} columns", c, grid_.q);
+        : grid_(grid),
+          rows_(std::move(rows)),
+          cols_(std::move(cols)),
+          column_owner_(detail::checked_column_owners("replicated_columns", grid_, cols_, std::move(column_owner))) {
       col_place_ = detail::tile_placement(cols_, grid_.q, [&](std::size_t t) { return column_owner_[t]; });
     }
 
