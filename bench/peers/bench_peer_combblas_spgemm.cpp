@@ -31,15 +31,7 @@ void run(const tessera::communicator& comm, const peer_args& args) {
       c.reset();
       c.emplace(combblas::Mult_AnXBn_Synch<semiring, double, dcols>(a, *b, false, false));
     });
-    result r;
-    r.bench = "peer_combblas_spgemm";
-    r.peer = "combblas";
-    r.op = op;
-    r.matrix = tessera::bench::matrix_name(args.base);
-    r.np = comm.size();
-    r.reps = args.base.reps;
-    r.nnz_in = rows.global_nnz;
-    r.seconds = seconds;
+    result r = measured(comm, args, "combblas", "spgemm", op, rows.global_nnz, seconds);
     r.nnz_out = c->getnnz();
     r.checksum = combblas_checksum(*c);
     r.peak_rss_before_mb = rss_before;

@@ -19,15 +19,7 @@ void run(const tessera::communicator& comm, const peer_args& args) {
   const double rss_before = tessera::bench::peak_rss_mb(comm);
   const double seconds = tessera::bench::median_seconds(comm, args.base.reps, [&] { a.Transpose(); });
   // reps + 1 transposes: A^T when that count is odd; the checksum and entry count are the same either way.
-  result r;
-  r.bench = "peer_combblas_transpose";
-  r.peer = "combblas";
-  r.op = "A^T";
-  r.matrix = tessera::bench::matrix_name(args.base);
-  r.np = comm.size();
-  r.reps = args.base.reps;
-  r.nnz_in = rows.global_nnz;
-  r.seconds = seconds;
+  result r = measured(comm, args, "combblas", "transpose", "A^T", rows.global_nnz, seconds);
   r.nnz_out = a.getnnz();
   r.checksum = combblas_checksum(a);
   r.peak_rss_before_mb = rss_before;

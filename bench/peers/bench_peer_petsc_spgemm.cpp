@@ -22,15 +22,7 @@ void run(const tessera::communicator& comm, const peer_args& args) {
       if (c != nullptr) TESSERA_PETSC(MatDestroy(&c));
       TESSERA_PETSC(MatMatMult(a, b, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &c));
     });
-    result r;
-    r.bench = "peer_petsc_spgemm";
-    r.peer = "petsc";
-    r.op = op;
-    r.matrix = tessera::bench::matrix_name(args.base);
-    r.np = comm.size();
-    r.reps = args.base.reps;
-    r.nnz_in = rows.global_nnz;
-    r.seconds = seconds;
+    result r = measured(comm, args, "petsc", "spgemm", op, rows.global_nnz, seconds);
     r.nnz_out = petsc_nnz(c);
     r.checksum = petsc_checksum(comm, c);
     r.peak_rss_before_mb = rss_before;

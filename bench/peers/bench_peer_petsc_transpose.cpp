@@ -17,15 +17,7 @@ void run(const tessera::communicator& comm, const peer_args& args) {
     if (at != nullptr) TESSERA_PETSC(MatDestroy(&at));
     TESSERA_PETSC(MatTranspose(a, MAT_INITIAL_MATRIX, &at));
   });
-  result r;
-  r.bench = "peer_petsc_transpose";
-  r.peer = "petsc";
-  r.op = "A^T";
-  r.matrix = tessera::bench::matrix_name(args.base);
-  r.np = comm.size();
-  r.reps = args.base.reps;
-  r.nnz_in = rows.global_nnz;
-  r.seconds = seconds;
+  result r = measured(comm, args, "petsc", "transpose", "A^T", rows.global_nnz, seconds);
   r.nnz_out = petsc_nnz(at);
   r.checksum = petsc_checksum(comm, at);
   r.peak_rss_before_mb = rss_before;

@@ -25,15 +25,7 @@ void run(const tessera::communicator& comm, const peer_args& args) {
       c = Teuchos::rcp(new tpetra_matrix(a->getRowMap(), 0));
       Tpetra::MatrixMatrix::Multiply(*a, false, *b, false, *c);
     });
-    result r;
-    r.bench = "peer_tpetra_spgemm";
-    r.peer = "tpetra";
-    r.op = op;
-    r.matrix = tessera::bench::matrix_name(args.base);
-    r.np = comm.size();
-    r.reps = args.base.reps;
-    r.nnz_in = rows.global_nnz;
-    r.seconds = seconds;
+    result r = measured(comm, args, "tpetra", "spgemm", op, rows.global_nnz, seconds);
     r.nnz_out = static_cast<tessera::global_index>(c->getGlobalNumEntries());
     r.checksum = tpetra_checksum(comm, *c);
     r.peak_rss_before_mb = rss_before;

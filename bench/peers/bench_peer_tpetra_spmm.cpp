@@ -32,16 +32,8 @@ void run(const tessera::communicator& comm, const peer_args& args) {
       for (std::size_t i = 0; i < h.extent(0); ++i)
         for (std::size_t j = 0; j < h.extent(1); ++j) local += h(i, j);
     }
-    result r;
-    r.bench = "peer_tpetra_spmm";
-    r.peer = "tpetra";
-    r.op = "apply";
-    r.matrix = tessera::bench::matrix_name(args.base);
-    r.np = comm.size();
+    result r = measured(comm, args, "tpetra", "spmm", "apply", rows.global_nnz, seconds);
     r.k = k;
-    r.reps = args.base.reps;
-    r.nnz_in = rows.global_nnz;
-    r.seconds = seconds;
     r.checksum = comm.sum(local);
     r.peak_rss_before_mb = rss_before;
     r.peak_rss_mb = tessera::bench::peak_rss_mb(comm);

@@ -19,15 +19,7 @@ void run(const tessera::communicator& comm, const peer_args& args) {
     at = Teuchos::null;
     at = Tpetra::RowMatrixTransposer<double>(a).createTranspose();
   });
-  result r;
-  r.bench = "peer_tpetra_transpose";
-  r.peer = "tpetra";
-  r.op = "A^T";
-  r.matrix = tessera::bench::matrix_name(args.base);
-  r.np = comm.size();
-  r.reps = args.base.reps;
-  r.nnz_in = rows.global_nnz;
-  r.seconds = seconds;
+  result r = measured(comm, args, "tpetra", "transpose", "A^T", rows.global_nnz, seconds);
   r.nnz_out = static_cast<tessera::global_index>(at->getGlobalNumEntries());
   r.checksum = tpetra_checksum(comm, *at);
   r.peak_rss_before_mb = rss_before;

@@ -103,6 +103,21 @@ struct result {
   std::string extra;  // more ", \"key\": value" pairs, already formatted
 };
 
+/// A line's common fields: bench "peer_<peer>_<kind>", the input's name, ranks, reps, input nonzeros, time.
+inline result measured(const communicator& comm, const peer_args& args, const std::string& peer, const std::string& kind,
+                       std::string op, global_index nnz_in, double seconds) {
+  result r;
+  r.bench = "peer_" + peer + "_" + kind;
+  r.peer = peer;
+  r.op = std::move(op);
+  r.matrix = matrix_name(args.base);
+  r.np = comm.size();
+  r.reps = args.base.reps;
+  r.nnz_in = nnz_in;
+  r.seconds = seconds;
+  return r;
+}
+
 inline void print(const communicator& comm, const result& r) {
   if (comm.rank() != 0) return;
   std::string line = fmt::format("{{\"bench\": \"{}\", \"peer\": \"{}\", \"op\": \"{}\", \"matrix\": \"{}\", \"np\": {}, "
