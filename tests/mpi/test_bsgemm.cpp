@@ -123,17 +123,50 @@ void check_grid(process_grid grid, bsgemm_options options = {}) {
   const auto c0 = gather_dense(c);
   bsgemm(-0.5, a, b, 2.0, c, options);
   require_close(gather_dense(c), reference(-0.5, a, b, 2.0, c0, 0.0));
+  // beta = 0 into that C, laid out as the plan's: reused in place, each tile's first product overwrites it
+  // (whatever C held), tiles no product writes are zeroed.
+  bsgemm_plan<double, B> plan(a, b, options);
+  plan.apply(0.25, a, b, 0.0, c);
+  require_close(gather_dense(c), reference(0.25, a, b, 0.0, {}, 0.0));
+}
+
+std::vector<bsgemm_options> both_tile_kernels() {
+  return {{.tile_kernel = bsgemm_tile_kernel::blas}, {.tile_kernel = bsgemm_tile_kernel::packed}};
 }
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("bsgemm equals the dense reference on every grid", B, mpi_rma, aggregator) {
-  for (const auto grid : grids_of(test::world().size())) check_grid<B>(grid);
+TEST_CASE_TEMPLATE("bsgemm equals the dense reference on every grid, with either tile kernel", B, mpi_rma, aggregator) {
+  for (const auto& options : both_tile_kernels())
+    for (const auto grid : grids_of(test::world().size())) check_grid<B>(grid, options);
+}
+
+TEST_CASE("bsgemm with beta = 0 on a C with extra tiles clears the tiles no product writes") {
+  const auto& comm = test::world();
+  const auto pr = irregular_problem();
+  for (const auto& options : both_tile_kernels())
+    for (const auto grid : grids_of(comm.size())) {
+      INFO("grid " << grid.p << " x " << grid.q);
+      auto [a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.6, 0.5, 3);  // A's tile row 3 empty
+      const bsgemm_plan<double, mpi_rma> probe(a, b, options);
+      // Every C tile stored, so some (all of tile row 3) have no product.
+      auto c = make_block_sparse<double, block_cyclic_2d, mpi_rma>(
+          comm, probe.c_mapping(), [](std::size_t, std::size_t) { return true; },
+          [](global_index i, global_index j) { return element(i, j, 9); });
+      bsgemm_plan<double, mpi_rma> plan(a, b, options, &c.shape());
+      REQUIRE(plan.c_shape().num_nonzero_tiles() == c.shape().num_nonzero_tiles());
+      const auto c0 = gather_dense(c);
+      plan.apply(1.0, a, b, 1.0, c);  // C laid out as the plan's: accumulated in place
+      require_close(gather_dense(c), reference(1.0, a, b, 1.0, c0, 0.0));
+      plan.apply(0.5, a, b, 0.0, c);
+      require_close(gather_dense(c), reference(0.5, a, b, 0.0, {}, 0.0));
+    }
 }
 
 TEST_CASE("bsgemm on progress ranks equals the dense reference") {
   if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
-  for (const auto grid : grids_of(test::world().size())) check_grid<progress_rank>(grid);
+  for (const auto& options : both_tile_kernels())
+    for (const auto grid : grids_of(test::world().size())) check_grid<progress_rank>(grid, options);
 }
 
 TEST_CASE_TEMPLATE("bsgemm with a small budget makes many blocks and chunks", B, mpi_rma, aggregator) {
@@ -142,9 +175,11 @@ TEST_CASE_TEMPLATE("bsgemm with a small budget makes many blocks and chunks", B,
     // The largest column (B and C tiles) needs under 6 KB: blocks of 6000 bytes, chunks of 3000.
     bsgemm_options small{.memory_bytes = 12000};
     check_grid<B>(grid, small);
-    small.aggregate_products = true;  // each C tile's products as one panel GEMM
-    check_grid<B>(grid, small);
-    small.aggregate_products = false;
+    for (const auto kernel : {bsgemm_tile_kernel::blas, bsgemm_tile_kernel::packed}) {
+      small.tile_kernel = kernel;
+      check_grid<B>(grid, small);
+    }
+    small.tile_kernel = bsgemm_tile_kernel::automatic;
     const auto pr = irregular_problem();
     auto [a, b] = make_operands<B>(comm, pr, grid, 0.9, 0.9);
     bsgemm_plan<double, B> plan(a, b, small);

@@ -120,26 +120,38 @@ block_sparse_tiles<T, Memory> allocate_tiles(const Mapping& mapping, const block
   return tiles;
 }
 
+/// Frobenius norm of `count` host elements. Sixteen partial sums: one running
+/// sum is a chain of dependent adds, sixteen vectorise and run at memory speed.
+template <class T>
+double frobenius_norm(const T* values, std::size_t count) {
+  constexpr std::size_t lanes = 16;
+  double partial[lanes] = {};
+  std::size_t e = 0;
+  for (; e + lanes <= count; e += lanes)
+    for (std::size_t l = 0; l < lanes; ++l)
+      partial[l] += static_cast<double>(values[e + l]) * static_cast<double>(values[e + l]);
+  for (; e < count; ++e) partial[0] += static_cast<double>(values[e]) * static_cast<double>(values[e]);
+  double s = 0;
+  for (const double x : partial) s += x;
+  return std::sqrt(s);
+}
+
 /// Frobenius norms of this rank's tiles (host copy of the values).
 template <class T, class Memory>
 std::vector<double> local_norms(const block_sparse_tiles<T, Memory>& tiles) {
   const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, tiles.values);
   std::vector<double> norms(tiles.num_tiles(), 0.0);
-  for (std::size_t k = 0; k < tiles.num_tiles(); ++k) {
-    double s = 0;
-    for (std::size_t e = tiles.offset[k]; e < tiles.offset[k + 1]; ++e)
-      s += static_cast<double>(host(e)) * static_cast<double>(host(e));
-    norms[k] = std::sqrt(s);
-  }
+  for (std::size_t k = 0; k < tiles.num_tiles(); ++k)
+    norms[k] = frobenius_norm(host.data() + tiles.offset[k], tiles.offset[k + 1] - tiles.offset[k]);
   return norms;
 }
 
-/// Collective: the shape's norms recomputed from the values (each tile's primary holder measures it).
+/// Collective: the shape with the norms `mine` of this rank's tiles (in tile
+/// order) agreed over ranks (each tile's primary holder's value counts).
 template <class T, class Memory, class Mapping>
-block_sparse_shape refresh_norms(const communicator& comm, const Mapping& mapping, const block_sparse_shape& shape,
-                                 const block_sparse_tiles<T, Memory>& tiles) {
+block_sparse_shape agree_norms(const communicator& comm, const Mapping& mapping, const block_sparse_shape& shape,
+                               const block_sparse_tiles<T, Memory>& tiles, const std::vector<double>& mine) {
   std::vector<double> norms(shape.num_nonzero_tiles(), 0.0);
-  const auto mine = local_norms(tiles);
   for (std::size_t k = 0; k < tiles.num_tiles(); ++k) {
     const auto& t = shape.tiles()[tiles.index[k]];
     if (mapping.tile_owner(static_cast<std::size_t>(t.row), static_cast<std::size_t>(t.col)) == comm.rank())
@@ -149,6 +161,13 @@ block_sparse_shape refresh_norms(const communicator& comm, const Mapping& mappin
   std::vector<tile_norm> updated = shape.tiles();
   for (std::size_t k = 0; k < updated.size(); ++k) updated[k].norm = norms[k];
   return block_sparse_shape(shape.row_tiles(), shape.col_tiles(), std::move(updated));
+}
+
+/// Collective: the shape's norms recomputed from the values (each tile's primary holder measures it).
+template <class T, class Memory, class Mapping>
+block_sparse_shape refresh_norms(const communicator& comm, const Mapping& mapping, const block_sparse_shape& shape,
+                                 const block_sparse_tiles<T, Memory>& tiles) {
+  return agree_norms(comm, mapping, shape, tiles, local_norms(tiles));
 }
 }  // namespace detail
 

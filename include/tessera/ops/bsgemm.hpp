@@ -22,6 +22,7 @@
 #include "../core/error.hpp"
 #include "../distribution/block_cyclic_2d.hpp"
 #include "../distribution/replicated_columns.hpp"
+#include "../kernels/packed_tile_gemm.hpp"
 #include "../kernels/tile_gemm.hpp"
 #include "../matrix/block_sparse_matrix.hpp"
 #include "../matrix/gather.hpp"
@@ -37,6 +38,19 @@
 
 namespace tessera {
 
+/// How bsgemm multiplies tiles on a rank.
+enum class bsgemm_tile_kernel {
+  /// `packed` where it is fast (a host execution space and a SIMD kernel for T
+  /// compiled in, kernels::has_simd_tile_kernel), `blas` otherwise.
+  automatic,
+  /// One KokkosBlas::gemm per tile product (the system BLAS on the host,
+  /// cuBLAS/rocBLAS on devices).
+  blas,
+  /// kernels/packed_tile_gemm.hpp: each A tile packed once per chunk, then all
+  /// its products run on the packed copy, B read in place. Host only.
+  packed,
+};
+
 /// Options of bsgemm.
 struct bsgemm_options {
   /// Bytes of memory granted to the product's working set on each rank. Half
@@ -45,12 +59,8 @@ struct bsgemm_options {
   std::size_t memory_bytes = std::size_t{1} << 30;
   /// Skip tile products with ||A_ik|| * ||B_kj|| below this (0: no screening).
   double screening_threshold = 0.0;
-  /// Run the products of one C tile as one GEMM over the summed inner dimension
-  /// (A tiles side by side, B tiles stacked into a scratch panel). Off by default:
-  /// with OpenBLAS on one core it measured no faster than one GEMM per tile product
-  /// (BLAS blocks the inner dimension itself, and the stacking copy costs), see
-  /// docs/block_sparse.md; a BLAS with a high per-call cost (GPUs) may gain.
-  bool aggregate_products = false;
+  /// The node-local tile kernel (docs/block_sparse.md, "Tile products").
+  bsgemm_tile_kernel tile_kernel = bsgemm_tile_kernel::automatic;
 };
 
 /// A shape with zero norms from a pattern predicate `nonzero(ti, tj)` (to plan distributions before any value exists).
@@ -84,6 +94,7 @@ class bsgemm_plan {
   using c_type = block_sparse_matrix<T, block_cyclic_2d, Backend, ExecutionSpace>;
   using memory_space = typename ExecutionSpace::memory_space;
   using backend_context = typename Backend::context;
+  static constexpr bool host_space = Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible;
 
   /// Inspect the shapes of A and B (and, when given, C's current shape, kept
   /// in C's new shape so that beta * C survives). Collective.
@@ -108,8 +119,16 @@ class bsgemm_plan {
     for (std::size_t k = 0; k + 1 < all.size(); k += 2) c_tiles.push_back({all[k], all[k + 1], 0.0});
     c_mapping_ = block_cyclic_2d::mapping(a.mapping().grid(), a.row_tiles(), b.col_tiles(), b.mapping().column_owners());
     c_shape_ = block_sparse_shape(a.row_tiles(), b.col_tiles(), std::move(c_tiles));
+    packed_ = options_.tile_kernel == bsgemm_tile_kernel::packed ||
+              (options_.tile_kernel == bsgemm_tile_kernel::automatic && host_space && kernels::has_simd_tile_kernel<T>);
     comm_.collectively([&] { inspect(a, b); });
     flops_ = comm_.sum(local_flops_);
+    // Whether any rank reads this rank's A: if none does, apply skips staging it.
+    std::vector<int> readers(static_cast<std::size_t>(comm_.size()), 0);
+    for (const auto& ch : chunks_)
+      for (const auto& g : ch.gets) readers[static_cast<std::size_t>(g.owner)] = 1;
+    comm_.allreduce_inplace(readers, MPI_SUM);
+    staged_ = readers[static_cast<std::size_t>(comm_.rank())] > 0;
     context_ = std::make_unique<backend_context>(comm_, typename Backend::options{});
     staging_ = context_->template allocate<T>(a.local().num_elements());
   }
@@ -137,15 +156,20 @@ class bsgemm_plan {
     // C already laid out as the plan's C (every iteration after the first): scale in place, no allocation.
     const bool reuse = same_pattern(c.shape(), c_shape_);
     auto tiles = reuse ? c.local() : detail::allocate_tiles<T, memory_space>(c_mapping_, c_shape_, comm_.rank());
-    if (reuse && beta == T{0}) Kokkos::deep_copy(tiles.values, T{0});
+    // beta = 0: each C tile's first product writes it (tile_product::overwrite), so only
+    // tiles that no product writes need zeroing.
+    const bool overwrite = beta == T{0};
+    if (reuse && beta == T{0}) zero_unwritten(tiles.values);
     else if (reuse && beta != T{1}) scale_in_place(beta, tiles.values);
     else if (!reuse && beta != T{0}) scale_old_c(beta, c, tiles);
 
     // Stage this rank's A where the others can fetch it.
-    Kokkos::deep_copy(staging_.local_view(), a.local().values);
+    if (staged_) Kokkos::deep_copy(staging_.local_view(), a.local().values);
     context_->barrier();
 
     const Kokkos::View<const T*, memory_space> a_local = a.local().values, b_local = b.local().values;
+    // On the host each C tile is measured right after its last product, while it is in cache.
+    std::vector<double> norms(host_space ? tiles.num_tiles() : 0, -1.0);
     std::vector<request> in_flight;
     auto start = [&](std::size_t k) {
       const auto& buffer = host_buffers_[k % 2];
@@ -159,16 +183,22 @@ class bsgemm_plan {
       // The other buffer is free (chunk k - 1 is done): prefetch chunk k + 1 into it.
       if (k + 1 < chunks_.size()) start(k + 1);
       // Local A tiles need no transfer: multiply them while the chunk arrives.
-      run_products(chunks_[k].local_products, alpha, a_local, b_local, tiles.values);
+      run_products(chunks_[k].local_products, alpha, a_local, b_local, tiles.values, overwrite, norms);
       wait_all(current);
       Kokkos::deep_copy(buffers_[k % 2], host_buffers_[k % 2]);
       const Kokkos::View<const T*, memory_space> chunk = buffers_[k % 2];
-      run_products(chunks_[k].fetched_products, alpha, chunk, b_local, tiles.values);
+      run_products(chunks_[k].fetched_products, alpha, chunk, b_local, tiles.values, overwrite, norms);
     }
     ExecutionSpace().fence();
     // Nobody may restage its A while others still read it.
     context_->barrier();
-    auto shape = detail::refresh_norms(comm_, c_mapping_, c_shape_, tiles);
+    if constexpr (host_space) {
+      for (std::size_t t = 0; t < norms.size(); ++t)
+        if (norms[t] < 0)
+          norms[t] = detail::frobenius_norm(tiles.values.data() + tiles.offset[t], tiles.offset[t + 1] - tiles.offset[t]);
+    }
+    auto shape = host_space ? detail::agree_norms(comm_, c_mapping_, c_shape_, tiles, norms)
+                            : detail::refresh_norms(comm_, c_mapping_, c_shape_, tiles);
     c = c_type(comm_, c_mapping_, std::move(shape), std::move(tiles));
   }
 
@@ -190,6 +220,8 @@ class bsgemm_plan {
     return g;
   }
   [[nodiscard]] const block_sparse_shape& c_shape() const noexcept { return c_shape_; }
+  /// True when the tiles are multiplied by the packed host kernel (bsgemm_tile_kernel).
+  [[nodiscard]] bool packed_tiles() const noexcept { return packed_; }
   [[nodiscard]] const block_cyclic_2d::mapping& c_mapping() const noexcept { return c_mapping_; }
 
  private:
@@ -224,6 +256,8 @@ class bsgemm_plan {
                     a.mapping().grid().q, comm_.size());
     TESSERA_REQUIRE(options_.memory_bytes >= 4 * sizeof(T), invalid_argument,
                     "bsgemm: a memory budget of {} bytes cannot hold a tile", options_.memory_bytes);
+    TESSERA_REQUIRE(options_.tile_kernel != bsgemm_tile_kernel::packed || host_space, invalid_argument,
+                    "bsgemm: tile_kernel::packed runs on host execution spaces only; use automatic or blas");
   }
 
   // The C tiles this rank computes: rows of its grid row, columns of its grid column.
@@ -378,30 +412,111 @@ class bsgemm_plan {
         (owner == me ? ch.local_products : ch.fetched_products).push_back(tp);
       }
     }
-    std::size_t scratch_a = 0, scratch_b = 0;
-    for (auto& ch : chunks_) {
-      if (!options_.aggregate_products) break;
-      for (auto* list : {&ch.local_products, &ch.fetched_products}) {
-        const auto [sa, sb] = detail::group_by_c(*list);
-        scratch_a = std::max(scratch_a, sa);
-        scratch_b = std::max(scratch_b, sb);
-      }
+    if (packed_) {
+      // Each A tile's products together: it is packed once, then meets its B tiles.
+      std::size_t packed_a = 0, edge = 0;
+      for (auto& ch : chunks_)
+        for (auto* list : {&ch.local_products, &ch.fetched_products}) {
+          std::erase_if(*list, [](const kernels::tile_product& t) { return t.m == 0 || t.n == 0 || t.k == 0; });
+          std::stable_sort(list->begin(), list->end(), [](const kernels::tile_product& x, const kernels::tile_product& y) {
+            return x.a < y.a;
+          });
+          for (const auto& t : *list) {
+            const auto m = static_cast<std::size_t>(t.m), k = static_cast<std::size_t>(t.k);
+            packed_a = std::max(packed_a, kernels::packed_shape<T>::a_elements(m, k));
+            edge = std::max(edge, kernels::packed_shape<T>::edge_elements(k));
+          }
+        }
+      packed_a_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::packed_a", packed_a);
+      edge_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::edge", edge);
     }
-    scratch_a_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::a_panel", scratch_a);
-    scratch_b_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::b_panel", scratch_b);
+    mark_first_writes(c_offset, cs);
     for (int k = 0; k < 2; ++k) {
       buffers_[k] = Kokkos::View<T*, memory_space>("tessera::bsgemm::chunk", buffer_elements);
       host_buffers_[k] = Kokkos::create_mirror_view(buffers_[k]);
     }
   }
 
+  static constexpr std::size_t npos_offset = static_cast<std::size_t>(-1);  // tile_offsets_on: not on this rank
+
+  // In execution order, the first product of every C tile overwrites it and the
+  // last one marks it final; the local C tiles no product writes are
+  // remembered, to be zeroed when beta = 0.
+  void mark_first_writes(const std::vector<std::size_t>& c_offset, const block_sparse_shape& cs) {
+    c_tiles_.clear();  // in shape order, so by increasing offset
+    for (std::size_t t = 0, local = 0; t < cs.num_nonzero_tiles(); ++t) {
+      if (c_offset[t] == npos_offset) continue;
+      if (cs.tile_elements(t) > 0) c_tiles_.push_back({c_offset[t], local, cs.tile_elements(t)});
+      ++local;
+    }
+    std::vector<kernels::tile_product*> last(c_tiles_.size(), nullptr);
+    for (auto& ch : chunks_)
+      for (auto* list : {&ch.local_products, &ch.fetched_products})
+        for (auto& p : *list) {
+          if (p.m == 0 || p.n == 0 || p.k == 0) continue;
+          const std::size_t at = c_position(p.c);
+          p.overwrite = last[at] == nullptr;
+          last[at] = &p;
+        }
+    unwritten_.clear();
+    for (std::size_t at = 0; at < last.size(); ++at) {
+      if (last[at] != nullptr) last[at]->last = true;
+      else unwritten_.emplace_back(c_tiles_[at].offset, c_tiles_[at].elements);
+    }
+  }
+
+  // Index into c_tiles_ of the C tile at `offset`.
+  std::size_t c_position(std::size_t offset) const {
+    const auto it = std::lower_bound(c_tiles_.begin(), c_tiles_.end(), offset,
+                                     [](const c_tile_ref& t, std::size_t o) { return t.offset < o; });
+    TESSERA_REQUIRE(it != c_tiles_.end() && it->offset == offset, internal, "bsgemm: product into an unknown C tile");
+    return static_cast<std::size_t>(it - c_tiles_.begin());
+  }
+
+  void zero_unwritten(const Kokkos::View<T*, memory_space>& values) const {
+    for (const auto& [offset, count] : unwritten_)
+      Kokkos::deep_copy(Kokkos::subview(values, std::pair<std::size_t, std::size_t>(offset, offset + count)), T{0});
+  }
+
   void run_products(const std::vector<kernels::tile_product>& products, T alpha,
                     const Kokkos::View<const T*, memory_space>& a, const Kokkos::View<const T*, memory_space>& b,
-                    const Kokkos::View<T*, memory_space>& c) const {
-    if (options_.aggregate_products)
-      kernels::grouped_tile_gemms<ExecutionSpace, T, memory_space>(products, alpha, a, b, c, scratch_a_, scratch_b_);
-    else
-      kernels::tile_gemms<ExecutionSpace, T, memory_space>(products, alpha, a, b, c);
+                    const Kokkos::View<T*, memory_space>& c, bool may_overwrite, std::vector<double>& norms) const {
+    if constexpr (host_space) {
+      if (packed_) {
+        run_packed(products, alpha, a, b, c, may_overwrite, norms);
+        return;
+      }
+      for (const auto& p : products) {
+        kernels::tile_gemm<ExecutionSpace, T, memory_space>(p, alpha, a, b, c, may_overwrite);
+        if (p.last) measure(p, c, norms);
+      }
+    } else {
+      kernels::tile_gemms<ExecutionSpace, T, memory_space>(products, alpha, a, b, c, may_overwrite);
+    }
+  }
+
+  // The norm of a finished C tile (host memory).
+  void measure(const kernels::tile_product& p, const Kokkos::View<T*, memory_space>& c, std::vector<double>& norms) const {
+    const auto& tile = c_tiles_[c_position(p.c)];
+    norms[tile.local] = detail::frobenius_norm(c.data() + tile.offset, tile.elements);
+  }
+
+  // Products sorted by A tile: pack each A tile once, then run all its products.
+  void run_packed(const std::vector<kernels::tile_product>& products, T alpha,
+                  const Kokkos::View<const T*, memory_space>& a, const Kokkos::View<const T*, memory_space>& b,
+                  const Kokkos::View<T*, memory_space>& c, bool may_overwrite, std::vector<double>& norms) const {
+    for (std::size_t first = 0; first < products.size();) {
+      const auto& lead = products[first];
+      kernels::pack_a<ExecutionSpace>(a.data() + lead.a, lead.m, lead.k, packed_a_.data());
+      std::size_t last = first;
+      for (; last < products.size() && products[last].a == lead.a; ++last) {
+        const auto& p = products[last];
+        kernels::packed_gemm<ExecutionSpace>(p.m, p.n, p.k, alpha, packed_a_.data(), b.data() + p.b, c.data() + p.c,
+                                             edge_.data(), may_overwrite && p.overwrite);
+        if (p.last) measure(p, c, norms);
+      }
+      first = last;
+    }
   }
 
   static void scale_in_place(T beta, const Kokkos::View<T*, memory_space>& values) {
@@ -433,8 +548,17 @@ class bsgemm_plan {
   block_cyclic_2d::mapping c_mapping_;
   std::vector<chunk> chunks_;
   std::size_t num_blocks_ = 0, fetched_elements_ = 0;
+  bool staged_ = true;
   double local_flops_ = 0, flops_ = 0;
-  Kokkos::View<T*, memory_space> buffers_[2], scratch_a_, scratch_b_;
+  Kokkos::View<T*, memory_space> buffers_[2];
+  // The packed kernel's scratch: one packed A tile, one edge block of B columns.
+  bool packed_ = false;
+  Kokkos::View<T*, memory_space> packed_a_, edge_;
+  std::vector<std::pair<std::size_t, std::size_t>> unwritten_;  // {offset, elements} of C tiles no product writes
+  struct c_tile_ref {
+    std::size_t offset, local, elements;
+  };
+  std::vector<c_tile_ref> c_tiles_;  // this rank's nonzero-size C tiles
   typename Kokkos::View<T*, memory_space>::HostMirror host_buffers_[2];
   std::unique_ptr<backend_context> context_;
   segment<T> staging_;

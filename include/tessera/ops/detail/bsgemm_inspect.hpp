@@ -5,7 +5,6 @@
 /// cutting a block's A tiles into chunks (one tile per A row, cyclically).
 
 #include "../../core/error.hpp"
-#include "../../kernels/tile_gemm.hpp"
 #include "../../storage/block_sparse.hpp"
 
 #include <algorithm>
@@ -93,31 +92,6 @@ std::vector<std::vector<std::size_t>> cyclic_chunks(const std::vector<std::vecto
   }
   if (chunks.back().empty()) chunks.pop_back();
   return chunks;
-}
-
-/// Order products by C tile (then A position), so that the executor runs
-/// each C tile's products as one panel GEMM, and return the scratch the
-/// panels need: {elements of the largest A panel, of the largest B panel}.
-/// (A zero-width C tile shares its offset with the next tile: shapes are part of the key.)
-inline std::pair<std::size_t, std::size_t> group_by_c(std::vector<kernels::tile_product>& products) {
-  std::sort(products.begin(), products.end(), [](const kernels::tile_product& x, const kernels::tile_product& y) {
-    if (x.c != y.c) return x.c < y.c;
-    if (x.m != y.m) return x.m < y.m;
-    if (x.n != y.n) return x.n < y.n;
-    return x.a < y.a;
-  });
-  std::size_t a_max = 0, b_max = 0;
-  for (std::size_t start = 0; start < products.size();) {
-    std::size_t end = start, k = 0;
-    for (; end < products.size() && kernels::same_c_tile(products[end], products[start]); ++end)
-      k += static_cast<std::size_t>(products[end].k);
-    if (end - start > 1) {
-      a_max = std::max(a_max, k * static_cast<std::size_t>(products[start].m));
-      b_max = std::max(b_max, k * static_cast<std::size_t>(products[start].n));
-    }
-    start = end;
-  }
-  return {a_max, b_max};
 }
 
 }  // namespace tessera::detail
