@@ -61,6 +61,15 @@ void check_inputs() {
   check_product(generate::rmat<double, P>(comm, 7, 8, 3), 1, kokkos_kernels);
   check_product(generate::uniform_random<double, P>(comm, 0, 0, 0, 1), 2, kokkos_kernels);
   check_product(generate::uniform_random<double, P>(comm, 3, 5, 2, 1), 4, kokkos_kernels);
+  // Rows of Y written with non-temporal stores (where the build has them, e.g. test_spmm_native).
+  spmm_options streaming;
+  streaming.streaming_store_bytes = 0;
+  for (global_index k : {8, 32, 64}) {
+    check_product(generate::uniform_random<double, P>(comm, 37, 23, 4, 5), k, streaming);
+    check_product(generate::rmat<double, P>(comm, 7, 8, 3), k, streaming);
+    check_product(generate::laplacian_2d<double, P>(comm, 9), k, streaming);
+  }
+  check_product(generate::uniform_random<double, P>(comm, 3, 5, 2, 1), 8, streaming);
 }
 
 
