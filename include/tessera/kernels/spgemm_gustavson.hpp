@@ -1,0 +1,230 @@
+#pragma once
+/// @file
+/// Node-local SpGEMM over any semiring by Gustavson's row-wise algorithm, on Kokkos: each row of
+/// C is accumulated in a dense accumulator over a compressed column space (one per concurrent
+/// thread, from a UniqueToken), in two passes: a symbolic one counts each row's distinct
+/// columns (so C is allocated exactly, with no upper-bound buffer) and records which columns
+/// occur at all, a numeric one fills the rows and sorts each row's columns.
+///
+/// Why not Kokkos-Kernels here: its spgemm wants B as one CSR with local columns, so the
+/// distributed product had to copy B's local rows next to the fetched ones, compress their
+/// columns, and sort C's rows afterwards; half of a Laplacian product was that glue. This kernel
+/// reads B's local rows in place (through a column translation table) and the fetched rows from
+/// their own arrays, and writes C's rows sorted and already in C's compressed columns.
+///
+/// The dense accumulators cost (sizeof(T) + 4) bytes per column of the space per thread: meant
+/// for execution spaces that run on the host (spgemm picks Kokkos-Kernels on others).
+
+#include "../core/huge_pages.hpp"
+#include "../core/index_types.hpp"
+#include "sort_rows.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace tessera::kernels {
+
+/// The operands of a row-wise product C = A * B^, where row c of B^ (for A's local column c) is
+/// either row `source(c)` of the local B (source(c) >= 0) or fetched row `-source(c) - 1`.
+/// Columns of B^ are accumulator columns in [0, width), numbered in ascending global order:
+/// the local B's columns translate through `b_to_acc`, the fetched rows' are such columns already.
+template <class T, class MemorySpace>
+struct gustavson_operands {
+  Kokkos::View<const offset_type*, MemorySpace> a_ptr;
+  Kokkos::View<const local_index*, MemorySpace> a_col;
+  Kokkos::View<const T*, MemorySpace> a_val;
+  /// Per A column: local B row (>= 0) or -(fetched row) - 1.
+  Kokkos::View<const local_index*, MemorySpace> source;
+  Kokkos::View<const offset_type*, MemorySpace> b_ptr;
+  Kokkos::View<const local_index*, MemorySpace> b_col;
+  Kokkos::View<const T*, MemorySpace> b_val;
+  /// Local B column -> accumulator column.
+  Kokkos::View<const local_index*, MemorySpace> b_to_acc;
+  Kokkos::View<const offset_type*, MemorySpace> h_ptr;
+  Kokkos::View<const local_index*, MemorySpace> h_col;
+  Kokkos::View<const T*, MemorySpace> h_val;
+  /// Number of accumulator columns.
+  local_index width = 0;
+};
+
+/// C's rows: columns are positions among `used` (the accumulator columns C stores, ascending),
+/// sorted within each row.
+template <class T, class MemorySpace>
+struct gustavson_result {
+  Kokkos::View<offset_type*, MemorySpace> row_ptr;
+  Kokkos::View<local_index*, MemorySpace> col_idx;
+  Kokkos::View<T*, MemorySpace> values;
+  Kokkos::View<local_index*, MemorySpace> used;
+};
+
+namespace detail {
+
+/// Calls f(accumulator column, a, b) for every product of row i of A * B^, in A's entry order.
+template <class T, class MemorySpace>
+struct gustavson_products {
+  gustavson_operands<T, MemorySpace> op;
+
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void operator()(local_index i, F& f) const {
+    for (offset_type e = op.a_ptr(i); e < op.a_ptr(i + 1); ++e) {
+      const local_index s = op.source(op.a_col(e));
+      const T a = op.a_val(e);
+      if (s >= 0) {
+        for (offset_type g = op.b_ptr(s); g < op.b_ptr(s + 1); ++g) f(op.b_to_acc(op.b_col(g)), a, op.b_val(g));
+      } else {
+        const local_index h = -s - 1;
+        for (offset_type g = op.h_ptr(h); g < op.h_ptr(h + 1); ++g) f(op.h_col(g), a, op.h_val(g));
+      }
+    }
+  }
+};
+
+/// Sort keys[0, n) ascending: std::sort on the host, insertion or heap sort elsewhere.
+template <bool OnHost, class K>
+KOKKOS_INLINE_FUNCTION void sort_row_keys(K* keys, std::int64_t n) {
+  if constexpr (OnHost) {
+    if (n > insertion_sort_limit) {
+      std::sort(keys, keys + n);
+      return;
+    }
+  }
+  kernels::sort_keys(keys, n);
+}
+
+}  // namespace detail
+
+/// C = A * B^ over `ring` (see gustavson_operands). Rows of C are sorted by column.
+template <class ExecSpace, class T, class MemorySpace, class Semiring>
+gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavson_operands<T, MemorySpace>& op,
+                                           const Semiring& ring) {
+  constexpr bool on_host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  const auto rows = static_cast<local_index>(op.a_ptr.extent(0) == 0 ? 0 : op.a_ptr.extent(0) - 1);
+  const local_index width = op.width;
+  const auto w = static_cast<std::size_t>(width);
+  using policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<local_index>>;
+
+  gustavson_result<T, MemorySpace> out;
+  out.row_ptr = Kokkos::View<offset_type*, MemorySpace>(
+      Kokkos::view_alloc(std::string("tessera::spgemm::row_ptr"), Kokkos::WithoutInitializing),
+      static_cast<std::size_t>(rows) + 1);
+  if constexpr (on_host) advise_huge_pages(out.row_ptr.data(), out.row_ptr.span() * sizeof(offset_type));
+
+  // One accumulator per concurrent thread. marker(t, u) is the last row that thread t saw
+  // column u in: row i in the symbolic pass, -(i + 2) in the numeric one, so neither pass
+  // needs the markers cleared and -1 means "never".
+  Kokkos::Experimental::UniqueToken<ExecSpace> token(exec);
+  const auto threads = static_cast<std::size_t>(token.size());
+  Kokkos::View<local_index*, MemorySpace> marker(
+      Kokkos::view_alloc(std::string("tessera::spgemm::marker"), Kokkos::WithoutInitializing), threads * w);
+  Kokkos::deep_copy(exec, marker, local_index{-1});
+  const detail::gustavson_products<T, MemorySpace> products{op};
+  const auto row_ptr = out.row_ptr;
+
+  // Symbolic: distinct columns per row, stored at row_ptr(i) and scanned in place below.
+  Kokkos::parallel_for(
+      "tessera::spgemm::symbolic", policy(exec, 0, rows), KOKKOS_LAMBDA(const local_index i) {
+        const auto t = token.acquire();
+        local_index* seen = marker.data() + static_cast<std::size_t>(t) * w;
+        offset_type count = 0;
+        auto visit = [&](local_index u, const T&, const T&) {
+          if (seen[u] != i) {
+            seen[u] = i;
+            ++count;
+          }
+        };
+        products(i, visit);
+        row_ptr(i) = count;
+        token.release(t);
+      });
+  Kokkos::parallel_scan(
+      "tessera::spgemm::row_ptr", policy(exec, 0, rows + 1),
+      KOKKOS_LAMBDA(const local_index i, offset_type& running, const bool final) {
+        const offset_type count = i < rows ? row_ptr(i) : 0;
+        if (final) row_ptr(i) = running;
+        running += count;
+      });
+
+  // The columns C uses (any thread saw them) and their positions among them: C's column map
+  // keeps global order because accumulator columns are numbered in it.
+  Kokkos::View<local_index*, MemorySpace> position(
+      Kokkos::view_alloc(std::string("tessera::spgemm::position"), Kokkos::WithoutInitializing), w + 1);
+  Kokkos::parallel_scan(
+      "tessera::spgemm::used", policy(exec, 0, width + 1),
+      KOKKOS_LAMBDA(const local_index u, local_index& running, const bool final) {
+        bool seen = false;
+        if (u < width)
+          for (std::size_t t = 0; t < threads; ++t) seen = seen || marker(t * w + static_cast<std::size_t>(u)) >= 0;
+        if (final) position(u) = seen ? running : -1 - running;
+        running += seen ? 1 : 0;
+      });
+  offset_type nnz = 0;
+  local_index used = 0;
+  Kokkos::deep_copy(exec, nnz, Kokkos::subview(row_ptr, static_cast<std::size_t>(rows)));
+  exec.fence();
+  {
+    local_index tail = 0;
+    Kokkos::deep_copy(exec, tail, Kokkos::subview(position, w));
+    exec.fence();
+    used = tail < 0 ? -1 - tail : tail;  // u = width is never seen: -1 - (count of used columns)
+  }
+  out.used = Kokkos::View<local_index*, MemorySpace>(
+      Kokkos::view_alloc(std::string("tessera::spgemm::used"), Kokkos::WithoutInitializing),
+      static_cast<std::size_t>(used));
+  const auto used_cols = out.used;
+  Kokkos::parallel_for(
+      "tessera::spgemm::used_columns", policy(exec, 0, width), KOKKOS_LAMBDA(const local_index u) {
+        if (position(u) >= 0) used_cols(position(u)) = u;
+      });
+
+  // Numeric: accumulate each row, collect its columns where C's row goes, sort them there,
+  // then write values and compressed columns.
+  out.col_idx = Kokkos::View<local_index*, MemorySpace>(
+      Kokkos::view_alloc(std::string("tessera::spgemm::col_idx"), Kokkos::WithoutInitializing),
+      static_cast<std::size_t>(nnz));
+  out.values = Kokkos::View<T*, MemorySpace>(
+      Kokkos::view_alloc(std::string("tessera::spgemm::values"), Kokkos::WithoutInitializing),
+      static_cast<std::size_t>(nnz));
+  if constexpr (on_host) {  // C is written once, row by row: fault it in 2 MiB pages
+    advise_huge_pages(out.col_idx.data(), out.col_idx.span() * sizeof(local_index));
+    advise_huge_pages(out.values.data(), out.values.span() * sizeof(T));
+  }
+  Kokkos::View<T*, MemorySpace> accumulator(
+      Kokkos::view_alloc(std::string("tessera::spgemm::accumulator"), Kokkos::WithoutInitializing), threads * w);
+  const auto col_idx = out.col_idx;
+  const auto values = out.values;
+  Kokkos::parallel_for(
+      "tessera::spgemm::numeric", policy(exec, 0, rows), KOKKOS_LAMBDA(const local_index i) {
+        const auto t = token.acquire();
+        local_index* seen = marker.data() + static_cast<std::size_t>(t) * w;
+        T* sum = accumulator.data() + static_cast<std::size_t>(t) * w;
+        const local_index tag = -i - 2;
+        local_index* columns = col_idx.data() + row_ptr(i);
+        std::int64_t count = 0;
+        auto visit = [&](local_index u, const T& a, const T& b) {
+          if (seen[u] != tag) {
+            seen[u] = tag;
+            sum[u] = ring.multiply(a, b);
+            columns[count++] = u;
+          } else {
+            sum[u] = ring.add(sum[u], ring.multiply(a, b));
+          }
+        };
+        products(i, visit);
+        detail::sort_row_keys<on_host>(columns, count);
+        T* row_values = values.data() + row_ptr(i);
+        for (std::int64_t j = 0; j < count; ++j) {
+          const local_index u = columns[j];
+          row_values[j] = sum[u];
+          columns[j] = position(u);
+        }
+        token.release(t);
+      });
+  return out;
+}
+
+}  // namespace tessera::kernels
