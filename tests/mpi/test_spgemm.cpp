@@ -91,6 +91,8 @@ void check_inputs() {
   const auto dense = generate::uniform_random<double, P>(comm, 40, 90, 60, 4);
   check(dense, generate::uniform_random<double, P>(comm, 90, 70, 30, 5));
   check(dense, generate::uniform_random<double, P>(comm, 90, 70, 0, 6));
+  // Rows longer than the insertion-sort limit but sparse in a wide column space (sorted, not bitmapped).
+  check(generate::uniform_random<double, P>(comm, 10, 30000, 40, 7), generate::uniform_random<double, P>(comm, 30000, 30000, 1, 8));
 }
 
 

@@ -96,6 +96,17 @@ KOKKOS_INLINE_FUNCTION void sort_row_keys(K* keys, std::int64_t n) {
   kernels::sort_keys(keys, n);
 }
 
+/// Index of the lowest set bit of a nonzero word (host only: the bitmap path runs there).
+inline int lowest_bit(std::uint64_t word) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_ctzll(word);
+#else
+  int b = 0;
+  for (; (word & 1) == 0; word >>= 1) ++b;
+  return b;
+#endif
+}
+
 }  // namespace detail
 
 /// C = A * B^ over `ring` (see gustavson_operands). Rows of C are sorted by column.
@@ -132,10 +143,9 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
         local_index* seen = marker.data() + static_cast<std::size_t>(t) * w;
         offset_type count = 0;
         auto visit = [&](local_index u, const T&, const T&) {
-          if (seen[u] != i) {
-            seen[u] = i;
-            ++count;
-          }
+          // Branch-free: whether a column repeats is data-dependent, hence mispredicted on R-MAT rows.
+          count += seen[u] != i ? 1 : 0;
+          seen[u] = i;
         };
         products(i, visit);
         row_ptr(i) = count;
@@ -193,8 +203,12 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
     advise_huge_pages(out.col_idx.data(), out.col_idx.span() * sizeof(local_index));
     advise_huge_pages(out.values.data(), out.values.span() * sizeof(T));
   }
-  Kokkos::View<T*, MemorySpace> accumulator(
-      Kokkos::view_alloc(std::string("tessera::spgemm::accumulator"), Kokkos::WithoutInitializing), threads * w);
+  Kokkos::View<T*, MemorySpace> accumulator("tessera::spgemm::accumulator", threads * w);
+  // Rows long against the column space (R-MAT's) are not sorted: on the host, a per-thread bitmap
+  // of the row's columns is read back in order (a word per 64 columns, then one step per entry).
+  // Sorting them took most of an R-MAT product.
+  const std::size_t words = on_host ? (w + 63) / 64 : 0;
+  Kokkos::View<std::uint64_t*, MemorySpace> bitmap("tessera::spgemm::bitmap", threads * words);
   const auto col_idx = out.col_idx;
   const auto values = out.values;
   Kokkos::parallel_for(
@@ -204,23 +218,51 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
         T* sum = accumulator.data() + static_cast<std::size_t>(t) * w;
         const local_index tag = -i - 2;
         local_index* columns = col_idx.data() + row_ptr(i);
-        std::int64_t count = 0;
-        auto visit = [&](local_index u, const T& a, const T& b) {
-          if (seen[u] != tag) {
-            seen[u] = tag;
-            sum[u] = ring.multiply(a, b);
-            columns[count++] = u;
-          } else {
-            sum[u] = ring.add(sum[u], ring.multiply(a, b));
-          }
-        };
-        products(i, visit);
-        detail::sort_row_keys<on_host>(columns, count);
         T* row_values = values.data() + row_ptr(i);
-        for (std::int64_t j = 0; j < count; ++j) {
-          const local_index u = columns[j];
-          row_values[j] = sum[u];
-          columns[j] = position(u);
+        const offset_type expected = row_ptr(i + 1) - row_ptr(i);
+        if (on_host && expected > insertion_sort_limit && static_cast<std::size_t>(expected) * 8 >= words) {
+          std::uint64_t* bits = bitmap.data() + static_cast<std::size_t>(t) * words;
+          // The bit says whether the column was seen in this row; branch-free, as above (the
+          // accumulator is initialised once, so its stale entries are always determinate).
+          auto visit = [&](local_index u, const T& a, const T& b) {
+            std::uint64_t& word = bits[u >> 6];
+            const std::uint64_t bit = std::uint64_t{1} << (u & 63);
+            const T p = ring.multiply(a, b);
+            const T folded = ring.add(sum[u], p);
+            sum[u] = (word & bit) != 0 ? folded : p;
+            word |= bit;
+          };
+          products(i, visit);
+          std::int64_t j = 0;
+          for (std::size_t word = 0; word < words; ++word) {
+            std::uint64_t set = bits[word];
+            if (set == 0) continue;
+            bits[word] = 0;  // clear for the thread's next row
+            for (; set != 0; set &= set - 1) {
+              const auto u = static_cast<local_index>(word * 64 + static_cast<std::size_t>(detail::lowest_bit(set)));
+              row_values[j] = sum[u];
+              columns[j] = position(u);
+              ++j;
+            }
+          }
+        } else {
+          std::int64_t count = 0;
+          auto visit = [&](local_index u, const T& a, const T& b) {
+            if (seen[u] != tag) {
+              seen[u] = tag;
+              sum[u] = ring.multiply(a, b);
+              columns[count++] = u;
+            } else {
+              sum[u] = ring.add(sum[u], ring.multiply(a, b));
+            }
+          };
+          products(i, visit);
+          detail::sort_row_keys<on_host>(columns, count);
+          for (std::int64_t j = 0; j < count; ++j) {
+            const local_index u = columns[j];
+            row_values[j] = sum[u];
+            columns[j] = position(u);
+          }
         }
         token.release(t);
       });
