@@ -199,9 +199,10 @@ TEST_CASE("the Gustavson kernel refuses masks and memory budgets") {
   CHECK_THROWS_AS(spgemm(a, a, gustavson), error);
 }
 
-TEST_CASE("kernels::gustavson on one rank: fetched rows, translated columns, long rows") {
+static void check_gustavson_kernel(bool table) {
   // A (3 x 3) times B^ whose rows are local row 1, fetched row 0, local row 0 of a 2-row B;
-  // accumulator columns 0..49, B's local column j is accumulator column 2j + 1.
+  // accumulator columns 0..49, B's local column j is accumulator column 2j + 1 (a table) or j + 10 (a shift).
+  INFO("table " << table);
   using mem = Kokkos::HostSpace;
   auto view_of = [](auto&& values, const char* label) {
     using V = typename std::decay_t<decltype(values)>::value_type;
@@ -226,8 +227,9 @@ TEST_CASE("kernels::gustavson on one rank: fetched rows, translated columns, lon
   op.b_col = view_of(b_col, "b_col");
   op.b_val = view_of(b_val, "b_val");
   std::vector<local_index> b_to_acc(25);
-  for (std::size_t j = 0; j < b_to_acc.size(); ++j) b_to_acc[j] = static_cast<local_index>(2 * j + 1);
-  op.b_to_acc = view_of(b_to_acc, "b_to_acc");
+  for (std::size_t j = 0; j < b_to_acc.size(); ++j) b_to_acc[j] = static_cast<local_index>(table ? 2 * j + 1 : j + 10);
+  if (table) op.b_to_acc = view_of(b_to_acc, "b_to_acc");
+  else op.b_offset = 10;
   // Fetched row 0: accumulator columns 40, 3, 0 (3 is also B's local column 1).
   op.h_ptr = view_of(std::vector<offset_type>{0, 3}, "h_ptr");
   op.h_col = view_of(std::vector<local_index>{40, 3, 0}, "h_col");
@@ -271,6 +273,11 @@ TEST_CASE("kernels::gustavson on one rank: fetched rows, translated columns, lon
       ++e;
     }
   }
+}
+
+TEST_CASE("kernels::gustavson on one rank: fetched rows, translated or shifted columns, long rows") {
+  check_gustavson_kernel(true);
+  check_gustavson_kernel(false);
 }
 
 TEST_CASE("spgemm rejects mismatched shapes on every rank") {

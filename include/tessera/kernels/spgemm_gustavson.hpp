@@ -32,7 +32,9 @@ namespace tessera::kernels {
 /// The operands of a row-wise product C = A * B^, where row c of B^ (for A's local column c) is
 /// either row `source(c)` of the local B (source(c) >= 0) or fetched row `-source(c) - 1`.
 /// Columns of B^ are accumulator columns in [0, width), numbered in ascending global order:
-/// the local B's columns translate through `b_to_acc`, the fetched rows' are such columns already.
+/// the local B's column j is accumulator column `b_to_acc(j)`, or `j + b_offset` where `b_to_acc`
+/// is empty (the fetched rows' extra columns all lie on one side of B's, as for banded matrices:
+/// no table to read per product); the fetched rows' columns are accumulator columns already.
 template <class T, class MemorySpace>
 struct gustavson_operands {
   Kokkos::View<const offset_type*, MemorySpace> a_ptr;
@@ -43,8 +45,9 @@ struct gustavson_operands {
   Kokkos::View<const offset_type*, MemorySpace> b_ptr;
   Kokkos::View<const local_index*, MemorySpace> b_col;
   Kokkos::View<const T*, MemorySpace> b_val;
-  /// Local B column -> accumulator column.
+  /// Local B column -> accumulator column (empty: the column plus b_offset).
   Kokkos::View<const local_index*, MemorySpace> b_to_acc;
+  local_index b_offset = 0;
   Kokkos::View<const offset_type*, MemorySpace> h_ptr;
   Kokkos::View<const local_index*, MemorySpace> h_col;
   Kokkos::View<const T*, MemorySpace> h_val;
@@ -64,10 +67,16 @@ struct gustavson_result {
 
 namespace detail {
 
-/// Calls f(accumulator column, a, b) for every product of row i of A * B^, in A's entry order.
-template <class T, class MemorySpace>
+/// Calls f(accumulator column, a, b) for every product of row i of A * B^, in A's entry order;
+/// B's local columns go through the table if Translate, else are shifted by b_offset.
+template <class T, class MemorySpace, bool Translate>
 struct gustavson_products {
   gustavson_operands<T, MemorySpace> op;
+
+  KOKKOS_INLINE_FUNCTION local_index acc(local_index j) const {
+    if constexpr (Translate) return op.b_to_acc(j);
+    else return j + op.b_offset;
+  }
 
   template <class F>
   KOKKOS_INLINE_FUNCTION void operator()(local_index i, F& f) const {
@@ -75,7 +84,7 @@ struct gustavson_products {
       const local_index s = op.source(op.a_col(e));
       const T a = op.a_val(e);
       if (s >= 0) {
-        for (offset_type g = op.b_ptr(s); g < op.b_ptr(s + 1); ++g) f(op.b_to_acc(op.b_col(g)), a, op.b_val(g));
+        for (offset_type g = op.b_ptr(s); g < op.b_ptr(s + 1); ++g) f(acc(op.b_col(g)), a, op.b_val(g));
       } else {
         const local_index h = -s - 1;
         for (offset_type g = op.h_ptr(h); g < op.h_ptr(h + 1); ++g) f(op.h_col(g), a, op.h_val(g));
@@ -107,10 +116,7 @@ inline int lowest_bit(std::uint64_t word) noexcept {
 #endif
 }
 
-}  // namespace detail
-
-/// C = A * B^ over `ring` (see gustavson_operands). Rows of C are sorted by column.
-template <class ExecSpace, class T, class MemorySpace, class Semiring>
+template <bool Translate, class ExecSpace, class T, class MemorySpace, class Semiring>
 gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavson_operands<T, MemorySpace>& op,
                                            const Semiring& ring) {
   constexpr bool on_host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
@@ -133,7 +139,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   Kokkos::View<local_index*, MemorySpace> marker(
       Kokkos::view_alloc(std::string("tessera::spgemm::marker"), Kokkos::WithoutInitializing), threads * w);
   Kokkos::deep_copy(exec, marker, local_index{-1});
-  const detail::gustavson_products<T, MemorySpace> products{op};
+  const gustavson_products<T, MemorySpace, Translate> products{op};
   const auto row_ptr = out.row_ptr;
 
   // Symbolic: distinct columns per row, stored at row_ptr(i) and scanned in place below.
@@ -209,6 +215,8 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   // Sorting them took most of an R-MAT product.
   const std::size_t words = on_host ? (w + 63) / 64 : 0;
   Kokkos::View<std::uint64_t*, MemorySpace> bitmap("tessera::spgemm::bitmap", threads * words);
+  // Where C uses every accumulator column (banded products), positions are the columns themselves.
+  const bool remap = used != width;
   const auto col_idx = out.col_idx;
   const auto values = out.values;
   Kokkos::parallel_for(
@@ -239,9 +247,9 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
             if (set == 0) continue;
             bits[word] = 0;  // clear for the thread's next row
             for (; set != 0; set &= set - 1) {
-              const auto u = static_cast<local_index>(word * 64 + static_cast<std::size_t>(detail::lowest_bit(set)));
+              const auto u = static_cast<local_index>(word * 64 + static_cast<std::size_t>(lowest_bit(set)));
               row_values[j] = sum[u];
-              columns[j] = position(u);
+              columns[j] = remap ? position(u) : u;
               ++j;
             }
           }
@@ -257,16 +265,26 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
             }
           };
           products(i, visit);
-          detail::sort_row_keys<on_host>(columns, count);
+          sort_row_keys<on_host>(columns, count);
           for (std::int64_t j = 0; j < count; ++j) {
             const local_index u = columns[j];
             row_values[j] = sum[u];
-            columns[j] = position(u);
+            columns[j] = remap ? position(u) : u;
           }
         }
         token.release(t);
       });
+  exec.fence();
   return out;
+}
+
+}  // namespace detail
+
+/// C = A * B^ over `ring` (see gustavson_operands). Rows of C are sorted by column.
+template <class ExecSpace, class T, class MemorySpace, class Semiring>
+gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavson_operands<T, MemorySpace>& op,
+                                           const Semiring& ring) {
+  return op.b_to_acc.extent(0) > 0 ? detail::gustavson<true>(exec, op, ring) : detail::gustavson<false>(exec, op, ring);
 }
 
 }  // namespace tessera::kernels

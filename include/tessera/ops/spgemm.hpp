@@ -339,6 +339,10 @@ dist_matrix<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, const
       f_to_acc[j++] = at;
     }
   }
+  // B's columns keep their order among the accumulator columns; when no extra column falls between
+  // two of them (banded matrices: the extras lie all after or all before), B's columns are merely
+  // shifted and the kernel reads no table per product.
+  const bool shifted = nb == 0 || b_to_acc.back() - b_to_acc.front() == static_cast<local_index>(nb) - 1;
   std::vector<local_index> h_col(fetched.local.size());
   for (std::size_t e = 0; e < h_col.size(); ++e) h_col[e] = f_to_acc[static_cast<std::size_t>(fetched.local[e])];
 
@@ -350,7 +354,8 @@ dist_matrix<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, const
   op.b_ptr = b.local().row_ptr;
   op.b_col = b.local().col_idx;
   op.b_val = b.local().values;
-  op.b_to_acc = to_view<local_index, mem>(b_to_acc, "tessera::spgemm::b_to_acc");
+  if (shifted) op.b_offset = nb == 0 ? 0 : b_to_acc.front();
+  else op.b_to_acc = to_view<local_index, mem>(b_to_acc, "tessera::spgemm::b_to_acc");
   op.h_ptr = to_view<offset_type, mem>(rows.ptr, "tessera::spgemm::h_ptr");
   op.h_col = to_view<local_index, mem>(h_col, "tessera::spgemm::h_col");
   op.h_val = to_view<T, mem>(rows.values, "tessera::spgemm::h_val");
