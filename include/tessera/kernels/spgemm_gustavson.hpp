@@ -73,21 +73,25 @@ template <class T, class MemorySpace, bool Translate>
 struct gustavson_products {
   gustavson_operands<T, MemorySpace> op;
 
-  KOKKOS_INLINE_FUNCTION local_index acc(local_index j) const {
-    if constexpr (Translate) return op.b_to_acc(j);
-    else return j + op.b_offset;
-  }
-
   template <class F>
   KOKKOS_INLINE_FUNCTION void operator()(local_index i, F& f) const {
-    for (offset_type e = op.a_ptr(i); e < op.a_ptr(i + 1); ++e) {
+    // Loop bounds and the shift in registers: f's stores could alias them for the compiler.
+    const local_index shift = op.b_offset;
+    const offset_type end = op.a_ptr(i + 1);
+    for (offset_type e = op.a_ptr(i); e < end; ++e) {
       const local_index s = op.source(op.a_col(e));
       const T a = op.a_val(e);
       if (s >= 0) {
-        for (offset_type g = op.b_ptr(s); g < op.b_ptr(s + 1); ++g) f(acc(op.b_col(g)), a, op.b_val(g));
+        const offset_type last = op.b_ptr(s + 1);
+        for (offset_type g = op.b_ptr(s); g < last; ++g) {
+          const local_index j = op.b_col(g);
+          if constexpr (Translate) f(op.b_to_acc(j), a, op.b_val(g));
+          else f(j + shift, a, op.b_val(g));
+        }
       } else {
         const local_index h = -s - 1;
-        for (offset_type g = op.h_ptr(h); g < op.h_ptr(h + 1); ++g) f(op.h_col(g), a, op.h_val(g));
+        const offset_type last = op.h_ptr(h + 1);
+        for (offset_type g = op.h_ptr(h); g < last; ++g) f(op.h_col(g), a, op.h_val(g));
       }
     }
   }
