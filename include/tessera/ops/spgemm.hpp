@@ -4,11 +4,14 @@
 /// any semiring, under an optional memory budget.
 ///
 /// The 1-D algorithm of the SGA paper, improved: a rank fetches only the rows
-/// of B its local A references (not whole blocks), one-sided, per run of
-/// consecutive rows of an owner: one get for their row pointers, then one for
-/// their columns and one for their values. The node-local product is
-/// expand-sort-compress on Kokkos (kernels/spgemm_esc.hpp), row batches sized
-/// so their products fit the budget. C is split like A's rows.
+/// of B its local A references that other ranks own (not whole blocks),
+/// one-sided, per run of consecutive rows of an owner: one get for their row
+/// pointers, then one for their columns and one for their values; its own rows
+/// of B are read in place. Owners stage only the rows anyone fetches, in windows
+/// kept across products. The node-local product is row-wise Gustavson
+/// (kernels/spgemm_gustavson.hpp) by default on host spaces, expand-sort-compress
+/// (kernels/spgemm_esc.hpp) for masks and memory budgets, whose row batches are
+/// sized so their products fit; Kokkos-Kernels on request. C is split like A's rows.
 
 #include "../comm/communicator.hpp"
 #include "../comm/request.hpp"
