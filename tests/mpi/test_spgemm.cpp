@@ -201,7 +201,7 @@ TEST_CASE("the Gustavson kernel refuses masks and memory budgets") {
 
 static void check_gustavson_kernel(bool table) {
   // A (3 x 3) times B^ whose rows are local row 1, fetched row 0, local row 0 of a 2-row B;
-  // accumulator columns 0..49, B's local column j is accumulator column 2j + 1 (a table) or j + 10 (a shift).
+  // accumulator columns 0..49, B's local column j is accumulator column 2j + 1 (translated) or j + 10 (shifted).
   INFO("table " << table);
   using mem = Kokkos::HostSpace;
   auto view_of = [](auto&& values, const char* label) {
@@ -224,12 +224,17 @@ static void check_gustavson_kernel(bool table) {
   b_col.insert(b_col.end(), {3, 1});
   b_val.insert(b_val.end(), {10, 20});
   op.b_ptr = view_of(b_ptr, "b_ptr");
-  op.b_col = view_of(b_col, "b_col");
   op.b_val = view_of(b_val, "b_val");
   std::vector<local_index> b_to_acc(25);
   for (std::size_t j = 0; j < b_to_acc.size(); ++j) b_to_acc[j] = static_cast<local_index>(table ? 2 * j + 1 : j + 10);
-  if (table) op.b_to_acc = view_of(b_to_acc, "b_to_acc");
-  else op.b_offset = 10;
+  if (table) {  // columns translated by the caller
+    std::vector<local_index> translated;
+    for (const auto j : b_col) translated.push_back(b_to_acc[static_cast<std::size_t>(j)]);
+    op.b_col = view_of(translated, "b_col");
+  } else {  // B's own columns, shifted by the kernel
+    op.b_col = view_of(b_col, "b_col");
+    op.b_offset = 10;
+  }
   // Fetched row 0: accumulator columns 40, 3, 0 (3 is also B's local column 1).
   op.h_ptr = view_of(std::vector<offset_type>{0, 3}, "h_ptr");
   op.h_col = view_of(std::vector<local_index>{40, 3, 0}, "h_col");

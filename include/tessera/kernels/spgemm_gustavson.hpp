@@ -32,9 +32,9 @@ namespace tessera::kernels {
 /// The operands of a row-wise product C = A * B^, where row c of B^ (for A's local column c) is
 /// either row `source(c)` of the local B (source(c) >= 0) or fetched row `-source(c) - 1`.
 /// Columns of B^ are accumulator columns in [0, width), numbered in ascending global order:
-/// the local B's column j is accumulator column `b_to_acc(j)`, or `j + b_offset` where `b_to_acc`
-/// is empty (the fetched rows' extra columns all lie on one side of B's, as for banded matrices:
-/// no table to read per product); the fetched rows' columns are accumulator columns already.
+/// the local B's column j is accumulator column `j + b_offset` (so B's own CSR serves as is when
+/// no extra column of the fetched rows falls between two of B's, as for banded matrices; else the
+/// caller passes B's columns translated); the fetched rows' columns are accumulator columns already.
 template <class T, class MemorySpace>
 struct gustavson_operands {
   Kokkos::View<const offset_type*, MemorySpace> a_ptr;
@@ -45,8 +45,7 @@ struct gustavson_operands {
   Kokkos::View<const offset_type*, MemorySpace> b_ptr;
   Kokkos::View<const local_index*, MemorySpace> b_col;
   Kokkos::View<const T*, MemorySpace> b_val;
-  /// Local B column -> accumulator column (empty: the column plus b_offset).
-  Kokkos::View<const local_index*, MemorySpace> b_to_acc;
+  /// Added to `b_col` to give accumulator columns.
   local_index b_offset = 0;
   Kokkos::View<const offset_type*, MemorySpace> h_ptr;
   Kokkos::View<const local_index*, MemorySpace> h_col;
@@ -67,9 +66,8 @@ struct gustavson_result {
 
 namespace detail {
 
-/// Calls f(accumulator column, a, b) for every product of row i of A * B^, in A's entry order;
-/// B's local columns go through the table if Translate, else are shifted by b_offset.
-template <class T, class MemorySpace, bool Translate>
+/// Calls f(accumulator column, a, b) for every product of row i of A * B^, in A's entry order.
+template <class T, class MemorySpace>
 struct gustavson_products {
   gustavson_operands<T, MemorySpace> op;
 
@@ -83,11 +81,7 @@ struct gustavson_products {
       const T a = op.a_val(e);
       if (s >= 0) {
         const offset_type last = op.b_ptr(s + 1);
-        for (offset_type g = op.b_ptr(s); g < last; ++g) {
-          const local_index j = op.b_col(g);
-          if constexpr (Translate) f(op.b_to_acc(j), a, op.b_val(g));
-          else f(j + shift, a, op.b_val(g));
-        }
+        for (offset_type g = op.b_ptr(s); g < last; ++g) f(op.b_col(g) + shift, a, op.b_val(g));
       } else {
         const local_index h = -s - 1;
         const offset_type last = op.h_ptr(h + 1);
@@ -120,9 +114,14 @@ inline int lowest_bit(std::uint64_t word) noexcept {
 #endif
 }
 
-template <bool Translate, class ExecSpace, class T, class MemorySpace, class Semiring>
+}  // namespace detail
+
+/// C = A * B^ over `ring` (see gustavson_operands). Rows of C are sorted by column.
+template <class ExecSpace, class T, class MemorySpace, class Semiring>
 gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavson_operands<T, MemorySpace>& op,
                                            const Semiring& ring) {
+  using detail::lowest_bit;
+  using detail::sort_row_keys;
   constexpr bool on_host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
   const auto rows = static_cast<local_index>(op.a_ptr.extent(0) == 0 ? 0 : op.a_ptr.extent(0) - 1);
   const local_index width = op.width;
@@ -143,7 +142,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   Kokkos::View<local_index*, MemorySpace> marker(
       Kokkos::view_alloc(std::string("tessera::spgemm::marker"), Kokkos::WithoutInitializing), threads * w);
   Kokkos::deep_copy(exec, marker, local_index{-1});
-  const gustavson_products<T, MemorySpace, Translate> products{op};
+  const detail::gustavson_products<T, MemorySpace> products{op};
   const auto row_ptr = out.row_ptr;
 
   // Symbolic: distinct columns per row, stored at row_ptr(i) and scanned in place below.
@@ -282,13 +281,5 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   return out;
 }
 
-}  // namespace detail
-
-/// C = A * B^ over `ring` (see gustavson_operands). Rows of C are sorted by column.
-template <class ExecSpace, class T, class MemorySpace, class Semiring>
-gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavson_operands<T, MemorySpace>& op,
-                                           const Semiring& ring) {
-  return op.b_to_acc.extent(0) > 0 ? detail::gustavson<true>(exec, op, ring) : detail::gustavson<false>(exec, op, ring);
-}
 
 }  // namespace tessera::kernels

@@ -343,8 +343,9 @@ dist_matrix<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, const
     }
   }
   // B's columns keep their order among the accumulator columns; when no extra column falls between
-  // two of them (banded matrices: the extras lie all after or all before), B's columns are merely
-  // shifted and the kernel reads no table per product.
+  // two of them (banded matrices: the extras lie all after or all before), they are merely shifted
+  // and B's own column array serves; else a translated copy (one pass over B's entries, against
+  // a table lookup in the kernel's dependent chain per product).
   const bool shifted = nb == 0 || b_to_acc.back() - b_to_acc.front() == static_cast<local_index>(nb) - 1;
   std::vector<local_index> h_col(fetched.local.size());
   for (std::size_t e = 0; e < h_col.size(); ++e) h_col[e] = f_to_acc[static_cast<std::size_t>(fetched.local[e])];
@@ -357,8 +358,18 @@ dist_matrix<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, const
   op.b_ptr = b.local().row_ptr;
   op.b_col = b.local().col_idx;
   op.b_val = b.local().values;
-  if (shifted) op.b_offset = nb == 0 ? 0 : b_to_acc.front();
-  else op.b_to_acc = to_view<local_index, mem>(b_to_acc, "tessera::spgemm::b_to_acc");
+  if (shifted) {
+    op.b_offset = nb == 0 ? 0 : b_to_acc.front();
+  } else {
+    const auto table = to_view<local_index, mem>(b_to_acc, "tessera::spgemm::b_to_acc");
+    const auto cols = b.local().col_idx;
+    Kokkos::View<local_index*, mem> translated(
+        Kokkos::view_alloc(std::string("tessera::spgemm::b_acc_col"), Kokkos::WithoutInitializing), cols.extent(0));
+    Kokkos::parallel_for(
+        "tessera::spgemm::translate", Kokkos::RangePolicy<exec>(0, cols.extent(0)),
+        KOKKOS_LAMBDA(const std::size_t e) { translated(e) = table(cols(e)); });
+    op.b_col = translated;
+  }
   op.h_ptr = to_view<offset_type, mem>(rows.ptr, "tessera::spgemm::h_ptr");
   op.h_col = to_view<local_index, mem>(h_col, "tessera::spgemm::h_col");
   op.h_val = to_view<T, mem>(rows.values, "tessera::spgemm::h_val");
