@@ -4,13 +4,15 @@
 /// C is accumulated in a dense accumulator over a compressed column space (one per concurrent
 /// thread, from a UniqueToken), in two passes: a symbolic one counts each row's distinct
 /// columns (so C is allocated exactly, with no upper-bound buffer) and records which columns
-/// occur at all, a numeric one fills the rows and sorts each row's columns.
+/// occur at all, a numeric one fills the rows and sorts each row's columns (or, for rows long
+/// against the column space, reads them back in order from a bitmap).
 ///
 /// Why not Kokkos-Kernels here: its spgemm wants B as one CSR with local columns, so the
 /// distributed product had to copy B's local rows next to the fetched ones, compress their
 /// columns, and sort C's rows afterwards; half of a Laplacian product was that glue. This kernel
-/// reads B's local rows in place (through a column translation table) and the fetched rows from
-/// their own arrays, and writes C's rows sorted and already in C's compressed columns.
+/// reads B's local rows in place (their columns shifted into the accumulator's space, or
+/// translated once by the caller) and the fetched rows from their own arrays, and writes C's rows
+/// sorted and already in C's compressed columns.
 ///
 /// The dense accumulators cost (sizeof(T) + 4) bytes per column of the space per thread: meant
 /// for execution spaces that run on the host (spgemm picks Kokkos-Kernels on others).
