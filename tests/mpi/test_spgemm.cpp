@@ -3,6 +3,7 @@
 #include "test_support.hpp"
 
 #include <map>
+#include <set>
 
 using namespace tessera;
 
@@ -28,6 +29,28 @@ host_csr<double> reference_product(const host_csr<double>& a, const host_csr<dou
   return host_csr<double>::from_triplets(a.rows, b.cols, t, combine::any{});
 }
 
+/// C's local block is well formed: columns strictly ascending within rows, the column map
+/// strictly ascending, and every mapped column used.
+template <class P>
+void require_canonical(const dist_matrix<double, P>& c) {
+  const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.local().row_ptr);
+  const auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.local().col_idx);
+  const auto map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.col_map());
+  std::vector<bool> used(map.extent(0), false);
+  for (local_index r = 0; r < c.local_rows(); ++r)
+    for (auto e = ptr(static_cast<std::size_t>(r)); e < ptr(static_cast<std::size_t>(r) + 1); ++e) {
+      const auto j = col(static_cast<std::size_t>(e));
+      REQUIRE(j >= 0);
+      REQUIRE(static_cast<std::size_t>(j) < used.size());
+      used[static_cast<std::size_t>(j)] = true;
+      if (e > ptr(static_cast<std::size_t>(r))) REQUIRE(col(static_cast<std::size_t>(e) - 1) < j);
+    }
+  for (std::size_t j = 0; j < used.size(); ++j) {
+    REQUIRE(used[j]);
+    if (j > 0) REQUIRE(map(j - 1) < map(j));
+  }
+}
+
 template <class P, class Semiring = semirings::plus_times>
 void check(const dist_matrix<double, P>& a, const dist_matrix<double, P>& b, Semiring ring = {}) {
   INFO("A " << a.num_rows() << " x " << a.num_cols() << ", B " << b.num_rows() << " x " << b.num_cols());
@@ -39,9 +62,16 @@ void check(const dist_matrix<double, P>& a, const dist_matrix<double, P>& b, Sem
   CHECK(c.mapping().row_offsets() == a.mapping().row_offsets());
   const auto reference = reference_product(gather_to_all(a), gather_to_all(b), ring);
   test::require_equal(c, reference, 1e-12);
-  if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {  // the default went through Kokkos-Kernels
-    options.kernel = spgemm_kernel::esc;
-    test::require_equal(spgemm(a, b, options), reference, 1e-12);
+  require_canonical(c);
+  // Every kernel the semiring allows, explicitly (the default is Gustavson on host spaces).
+  std::vector<spgemm_kernel> kernels{spgemm_kernel::gustavson, spgemm_kernel::esc};
+  if constexpr (std::is_same_v<Semiring, semirings::plus_times>) kernels.push_back(spgemm_kernel::kokkos_kernels);
+  for (const auto kernel : kernels) {
+    INFO("kernel " << static_cast<int>(kernel));
+    options.kernel = kernel;
+    const auto ck = spgemm(a, b, options);
+    test::require_equal(ck, reference, 1e-12);
+    require_canonical(ck);
   }
 }
 
@@ -57,6 +87,12 @@ void check_inputs() {
   check(generate::uniform_random<double, P>(comm, 3, 2, 2, 1), generate::uniform_random<double, P>(comm, 2, 5, 2, 3));
   check(generate::uniform_random<double, P>(comm, 0, 4, 0, 1), generate::uniform_random<double, P>(comm, 4, 3, 2, 3));
   check(generate::uniform_random<double, P>(comm, 8, 8, 0, 1), generate::uniform_random<double, P>(comm, 8, 8, 3, 3));
+  // Dense-ish rows (longer than the insertion-sort limit) and an empty B.
+  const auto dense = generate::uniform_random<double, P>(comm, 40, 90, 60, 4);
+  check(dense, generate::uniform_random<double, P>(comm, 90, 70, 30, 5));
+  check(dense, generate::uniform_random<double, P>(comm, 90, 70, 0, 6));
+  // Rows longer than the insertion-sort limit but sparse in a wide column space (sorted, not bitmapped).
+  check(generate::uniform_random<double, P>(comm, 10, 30000, 40, 7), generate::uniform_random<double, P>(comm, 30000, 30000, 1, 8));
 }
 
 
@@ -137,6 +173,118 @@ TEST_CASE("spgemm fetches only the rows of B that A references (mpi_rma)") {
   CHECK(comm.stats().of("spgemm") == traffic{messages, bytes});
 }
 
+TEST_CASE("repeated products reuse and grow the staging windows") {
+  // Products on one communicator share the windows B's rows are staged in; a larger B grows
+  // them collectively, a smaller one after it reuses them, stale contents never leak in.
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto small = generate::laplacian_2d<double, P>(comm, 4);
+  const auto large = generate::rmat<double, P>(comm, 8, 8, 11);
+  const auto mid = generate::laplacian_2d<double, P>(comm, 9);
+  for (int round = 0; round < 2; ++round)
+    for (const auto* m : {&small, &large, &mid, &small}) {
+      const auto c = spgemm(*m, *m);
+      test::require_equal(c, reference_product(gather_to_all(*m), gather_to_all(*m), semirings::plus_times{}), 1e-12);
+    }
+}
+
+TEST_CASE("the Gustavson kernel refuses masks and memory budgets") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto a = generate::uniform_random<double, P>(comm, 12, 12, 3, 7);
+  spgemm_options<> gustavson;
+  gustavson.kernel = spgemm_kernel::gustavson;
+  CHECK_THROWS_AS(spgemm_masked(a, a, a, gustavson), error);
+  gustavson.memory_budget_bytes = 1024;
+  CHECK_THROWS_AS(spgemm(a, a, gustavson), error);
+}
+
+static void check_gustavson_kernel(bool table) {
+  // A (3 x 3) times B^ whose rows are local row 1, fetched row 0, local row 0 of a 2-row B;
+  // accumulator columns 0..49, B's local column j is accumulator column 2j + 1 (translated) or j + 10 (shifted).
+  INFO("table " << table);
+  using mem = Kokkos::HostSpace;
+  auto view_of = [](auto&& values, const char* label) {
+    using V = typename std::decay_t<decltype(values)>::value_type;
+    return detail::to_view<V, mem>(std::vector<V>(values.begin(), values.end()), label);
+  };
+  kernels::gustavson_operands<double, mem> op;
+  op.a_ptr = view_of(std::vector<offset_type>{0, 2, 2, 5}, "a_ptr");  // row 1 empty
+  op.a_col = view_of(std::vector<local_index>{0, 1, 2, 1, 0}, "a_col");
+  op.a_val = view_of(std::vector<double>{1, 2, 3, 4, 5}, "a_val");
+  op.source = view_of(std::vector<local_index>{1, -1, 0}, "source");
+  // Local B: row 0 holds local columns 24..0 (descending: 25 entries), row 1 columns 3, 1.
+  std::vector<offset_type> b_ptr{0, 25, 27};
+  std::vector<local_index> b_col;
+  std::vector<double> b_val;
+  for (local_index j = 24; j >= 0; --j) {
+    b_col.push_back(j);
+    b_val.push_back(1.0 + j);
+  }
+  b_col.insert(b_col.end(), {3, 1});
+  b_val.insert(b_val.end(), {10, 20});
+  op.b_ptr = view_of(b_ptr, "b_ptr");
+  op.b_val = view_of(b_val, "b_val");
+  std::vector<local_index> b_to_acc(25);
+  for (std::size_t j = 0; j < b_to_acc.size(); ++j) b_to_acc[j] = static_cast<local_index>(table ? 2 * j + 1 : j + 10);
+  if (table) {  // columns translated by the caller
+    std::vector<local_index> translated;
+    for (const auto j : b_col) translated.push_back(b_to_acc[static_cast<std::size_t>(j)]);
+    op.b_col = view_of(translated, "b_col");
+  } else {  // B's own columns, shifted by the kernel
+    op.b_col = view_of(b_col, "b_col");
+    op.b_offset = 10;
+  }
+  // Fetched row 0: accumulator columns 40, 3, 0 (3 is also B's local column 1).
+  op.h_ptr = view_of(std::vector<offset_type>{0, 3}, "h_ptr");
+  op.h_col = view_of(std::vector<local_index>{40, 3, 0}, "h_col");
+  op.h_val = view_of(std::vector<double>{7, 8, 9}, "h_val");
+  op.width = 50;
+  const auto c = kernels::gustavson(Kokkos::DefaultHostExecutionSpace{}, op, semirings::plus_times{});
+
+  // Expected, dense over accumulator columns.
+  std::vector<std::map<local_index, double>> expected(3);
+  const std::vector<offset_type> a_ptr{0, 2, 2, 5};
+  const std::vector<local_index> a_col{0, 1, 2, 1, 0};
+  const std::vector<double> a_val{1, 2, 3, 4, 5};
+  for (std::size_t i = 0; i < 3; ++i)
+    for (auto e = a_ptr[i]; e < a_ptr[i + 1]; ++e) {
+      const auto k = static_cast<std::size_t>(a_col[static_cast<std::size_t>(e)]);
+      const double a = a_val[static_cast<std::size_t>(e)];
+      if (k == 1) {
+        expected[i][40] += a * 7;
+        expected[i][3] += a * 8;
+        expected[i][0] += a * 9;
+      } else {
+        const std::size_t r = k == 0 ? 1 : 0;
+        for (auto f = b_ptr[r]; f < b_ptr[r + 1]; ++f)
+          expected[i][b_to_acc[static_cast<std::size_t>(b_col[static_cast<std::size_t>(f)])]] +=
+              a * b_val[static_cast<std::size_t>(f)];
+      }
+    }
+  std::set<local_index> all;
+  for (const auto& row : expected)
+    for (const auto& [u, v] : row) all.insert(u);
+  const auto used = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.used);
+  REQUIRE(used.extent(0) == all.size());
+  std::size_t j = 0;
+  for (const auto u : all) CHECK(used(j++) == u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    REQUIRE(c.row_ptr(i + 1) - c.row_ptr(i) == static_cast<offset_type>(expected[i].size()));
+    auto e = static_cast<std::size_t>(c.row_ptr(i));
+    for (const auto& [u, v] : expected[i]) {
+      CHECK(used(static_cast<std::size_t>(c.col_idx(e))) == u);
+      CHECK(c.values(e) == doctest::Approx(v));
+      ++e;
+    }
+  }
+}
+
+TEST_CASE("kernels::gustavson on one rank: fetched rows, translated or shifted columns, long rows") {
+  check_gustavson_kernel(true);
+  check_gustavson_kernel(false);
+}
+
 TEST_CASE("spgemm rejects mismatched shapes on every rank") {
   using P = policy<row_block, csr, mpi_rma>;
   const auto& comm = test::world();
@@ -179,6 +327,14 @@ TEST_CASE("kernels::sort_rows sorts every row by column, values alongside") {
     REQUIRE(values(e) == 0.5 * expected[e]);
   }
   std::vector<std::int64_t> keys{9, 3, 7, 3, 1, 8, 2, 6, 5, 4, 0, 11, 10};
+  for (const std::int64_t n : {0, 1, 5, 40, 300}) {  // sort_keys: insertion and heap sort
+    std::vector<std::int64_t> k(static_cast<std::size_t>(n));
+    for (auto& x : k) x = static_cast<std::int64_t>((next() >> 33) % 50);
+    auto sorted = k;
+    std::sort(sorted.begin(), sorted.end());
+    kernels::sort_keys(k.data(), n);
+    CHECK(k == sorted);
+  }
   std::vector<double> vals(keys.begin(), keys.end());
   kernels::heap_sort(keys.data(), vals.data(), static_cast<std::int64_t>(keys.size()));
   CHECK(std::is_sorted(keys.begin(), keys.end()));

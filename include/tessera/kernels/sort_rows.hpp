@@ -66,6 +66,39 @@ KOKKOS_INLINE_FUNCTION void insertion_sort(K* keys, V* values, std::int64_t n) {
   }
 }
 
+/// Sort keys[0, n) ascending, no values: insertion sort for short runs, else heap sort (no extra
+/// memory, no recursion: fine on any device).
+template <class K>
+KOKKOS_INLINE_FUNCTION void sort_keys(K* keys, std::int64_t n) {
+  if (n <= insertion_sort_limit) {
+    for (std::int64_t i = 1; i < n; ++i) {
+      const K k = keys[i];
+      std::int64_t j = i;
+      for (; j > 0 && k < keys[j - 1]; --j) keys[j] = keys[j - 1];
+      keys[j] = k;
+    }
+    return;
+  }
+  auto sift = [&](std::int64_t root, std::int64_t end) {
+    while (2 * root + 1 < end) {
+      std::int64_t child = 2 * root + 1;
+      if (child + 1 < end && keys[child] < keys[child + 1]) ++child;
+      if (!(keys[root] < keys[child])) return;
+      const K k = keys[root];
+      keys[root] = keys[child];
+      keys[child] = k;
+      root = child;
+    }
+  };
+  for (std::int64_t start = n / 2 - 1; start >= 0; --start) sift(start, n);
+  for (std::int64_t end = n - 1; end > 0; --end) {
+    const K k = keys[0];
+    keys[0] = keys[end];
+    keys[end] = k;
+    sift(0, end);
+  }
+}
+
 /// Sort keys[0, n) ascending, values alongside: insertion sort for short runs, else heap sort.
 template <class K, class V>
 KOKKOS_INLINE_FUNCTION void sort_by_key(K* keys, V* values, std::int64_t n) {

@@ -4,11 +4,14 @@
 /// any semiring, under an optional memory budget.
 ///
 /// The 1-D algorithm of the SGA paper, improved: a rank fetches only the rows
-/// of B its local A references (not whole blocks), one-sided, per run of
-/// consecutive rows of an owner: one get for their row pointers, then one for
-/// their columns and one for their values. The node-local product is
-/// expand-sort-compress on Kokkos (kernels/spgemm_esc.hpp), row batches sized
-/// so their products fit the budget. C is split like A's rows.
+/// of B its local A references that other ranks own (not whole blocks),
+/// one-sided, per run of consecutive rows of an owner: one get for their row
+/// pointers, then one for their columns and one for their values; its own rows
+/// of B are read in place. Owners stage only the rows anyone fetches, in windows
+/// kept across products. The node-local product is row-wise Gustavson
+/// (kernels/spgemm_gustavson.hpp) by default on host spaces, expand-sort-compress
+/// (kernels/spgemm_esc.hpp) for masks and memory budgets, whose row batches are
+/// sized so their products fit; Kokkos-Kernels on request. C is split like A's rows.
 
 #include "../comm/communicator.hpp"
 #include "../comm/request.hpp"
@@ -17,6 +20,7 @@
 #include "../core/policy.hpp"
 #include "../kernels/sort_rows.hpp"
 #include "../kernels/spgemm_esc.hpp"
+#include "../kernels/spgemm_gustavson.hpp"
 #include "../matrix/detail/compress_columns.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../storage/csr.hpp"
@@ -27,6 +31,7 @@
 #include <KokkosKernels_Handle.hpp>
 #include <KokkosKernels_SparseUtils.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
+#include <fmt/format.h>
 // GCC reports -Wmaybe-uninitialized inside Kokkos-Kernels' compression functor at -O3 (float instantiations).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
@@ -39,16 +44,23 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
+#include <map>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace tessera {
 
 /// Which node-local kernel multiplies.
 enum class spgemm_kernel {
-  automatic,       ///< Kokkos-Kernels for plain plus-times, expand-sort-compress otherwise
+  /// Gustavson without mask or budget on host execution spaces (Kokkos-Kernels for plus-times
+  /// elsewhere), expand-sort-compress otherwise
+  automatic,
   kokkos_kernels,  ///< KokkosSparse::spgemm_symbolic/numeric (plus-times only; no mask, no budget)
   esc,             ///< tessera's expand-sort-compress: any semiring, masks, memory budgets
+  gustavson,       ///< tessera's row-wise Gustavson, dense accumulators: any semiring; no mask, no budget
 };
 
 /// Options of spgemm.
@@ -66,7 +78,197 @@ struct spgemm_options {
 
 namespace detail {
 
-/// B's rows that the local A references, fetched one-sided; row c is A's local column c.
+/// The windows B's rows are staged in for other ranks to get from, kept across products on one
+/// communicator (and backend and value type), and grown collectively when a product's B is larger.
+///
+/// Making a context and three windows per product, then filling fresh shared memory, was a
+/// quarter of a Laplacian product (page faults); now only the first product pays them. Windows
+/// are sized for the whole of B's local rows, but a product stages only the rows someone fetches
+/// (at their own offsets), so untouched pages cost nothing.
+template <class T, class Policy>
+struct spgemm_workspace {
+  using backend_context = typename Policy::backend_type::context;
+
+  explicit spgemm_workspace(const communicator& comm)
+      : context(std::make_unique<backend_context>(comm, typename Policy::backend_type::options{})) {}
+
+  /// Whether this rank's B does not fit the windows (not collective).
+  [[nodiscard]] bool too_small(std::size_t rows, std::size_t nnz) const noexcept {
+    return !allocated || rows + 1 > row_capacity || nnz > entry_capacity;
+  }
+
+  /// Collective (every rank, once any rank found its windows too small): windows for at least
+  /// `rows` rows and `nnz` entries on this rank.
+  void grow(std::size_t rows, std::size_t nnz) {
+    // The previous product's gets are complete: each rank waited for its own before it
+    // entered the allreduce that decided this growth.
+    row_capacity = std::max(row_capacity, rows + 1);
+    entry_capacity = std::max(entry_capacity, nnz);
+    ptr = segment<std::int64_t>{};
+    cols = segment<std::int64_t>{};
+    values = segment<T>{};
+    ptr = context->template allocate<std::int64_t>(row_capacity);
+    cols = context->template allocate<std::int64_t>(entry_capacity);
+    values = context->template allocate<T>(entry_capacity);
+    allocated = true;
+  }
+
+  /// The workspace of `comm`, made collectively on first use; B's plan cache keeps it alive, so
+  /// every B on a communicator shares one (collective: every rank asks with the same B).
+  template <class Matrix>
+  static std::shared_ptr<spgemm_workspace> of(const Matrix& b) {
+    static std::map<std::string, std::weak_ptr<spgemm_workspace>> registry;
+    // The handle identifies the communicator while a workspace (holding it) is alive.
+    const std::string key = fmt::format("{}/{}/{}", static_cast<long long>(MPI_Comm_c2f(b.comm().get())),
+                                        Policy::backend_type::name(), sizeof(T));
+    auto& held = b.plan_cache()["spgemm/workspace"];
+    if (held) return std::static_pointer_cast<spgemm_workspace>(held);
+    auto live = registry[key].lock();
+    if (!live) {
+      live = std::make_shared<spgemm_workspace>(b.comm());
+      registry[key] = live;
+    }
+    held = live;
+    return live;
+  }
+
+  std::unique_ptr<backend_context> context;
+  segment<std::int64_t> ptr;   ///< B's row pointers
+  segment<std::int64_t> cols;  ///< B's columns, global
+  segment<T> values;
+  std::size_t row_capacity = 0, entry_capacity = 0;
+  bool allocated = false;
+};
+
+/// Where each row of B that the local A references is: B's own local rows are read in place;
+/// the others were fetched one-sided into `ptr`, `cols` (global) and `values`.
+template <class T>
+struct referenced_rows {
+  /// Per local column c of A: B's local row (>= 0), or -(k + 1) for fetched row k.
+  std::vector<local_index> source;
+  std::vector<offset_type> ptr{0};
+  std::vector<global_index> cols;
+  std::vector<T> values;
+};
+
+/// Fetch the rows of B that the local A references and other ranks own (collective).
+///
+/// One-sided, per run of consecutive rows of an owner: one get for their row pointers, then one
+/// for their columns and one for their values. Owners learn from one allreduce which range of
+/// their rows anyone fetches and stage only that range (in B's own offsets) in the workspace's
+/// windows; that allreduce also orders the previous product's gets before this staging.
+template <matrix_value T, matrix_policy Policy>
+referenced_rows<T> fetch_referenced_rows(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
+  const auto& comm = a.comm();
+  const int me = comm.rank();
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  const auto b_rows = static_cast<std::size_t>(b.local_rows());
+  const auto b_nnz = static_cast<std::size_t>(b.local_nnz());
+
+  // Which row of which owner each local column of A needs; runs of consecutive remote rows per owner.
+  struct run {
+    int owner;
+    std::size_t first_row, count, first_fetched;
+  };
+  const auto a_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.col_map());
+  const auto columns = static_cast<std::size_t>(a_map.extent(0));
+  referenced_rows<T> out;
+  out.source.resize(columns);
+  std::vector<run> runs;
+  // Per owner: -(lowest row) and (highest row + 1) anyone fetches, and whether windows must grow.
+  constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::int64_t> need(2 * ranks + 1, 0);
+  for (std::size_t o = 0; o < ranks; ++o) need[o] = -none;
+  std::size_t fetched = 0;
+  // A's column map ascends, so owners do too: walk them instead of searching for each column.
+  int owner = 0;
+  for (std::size_t c = 0; c < columns; ++c) {
+    while (a_map(c) >= b.mapping().row_end(owner)) ++owner;
+    const auto row = static_cast<std::size_t>(a_map(c) - b.mapping().row_begin(owner));
+    if (owner == me) {
+      out.source[c] = static_cast<local_index>(row);
+      continue;
+    }
+    out.source[c] = -static_cast<local_index>(fetched) - 1;
+    if (!runs.empty() && runs.back().owner == owner && runs.back().first_row + runs.back().count == row)
+      ++runs.back().count;
+    else
+      runs.push_back({owner, row, 1, fetched});
+    ++fetched;
+    const auto o = static_cast<std::size_t>(owner);
+    need[o] = std::max(need[o], -static_cast<std::int64_t>(row));
+    need[ranks + o] = std::max(need[ranks + o], static_cast<std::int64_t>(row) + 1);
+  }
+  auto workspace = spgemm_workspace<T, Policy>::of(b);
+  need[2 * ranks] = workspace->too_small(b_rows, b_nnz) ? 1 : 0;
+  comm.allreduce_inplace(need, MPI_MAX);
+  bool anyone_fetches = false;
+  for (std::size_t o = 0; o < ranks; ++o) anyone_fetches = anyone_fetches || need[ranks + o] > -need[o];
+  if (!anyone_fetches) return out;
+  if (need[2 * ranks] != 0) workspace->grow(b_rows, b_nnz);
+  auto& ws = *workspace;
+
+  // Stage the rows others fetch from me: their row pointers (one past the last, too), global
+  // columns and values, where they are in B.
+  const auto lo = static_cast<std::size_t>(-need[static_cast<std::size_t>(me)]);
+  const auto hi = static_cast<std::size_t>(need[ranks + static_cast<std::size_t>(me)]);
+  const auto b_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().row_ptr);
+  if (hi > lo) {
+    const auto b_col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().col_idx);
+    const auto b_val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().values);
+    const auto b_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.col_map());
+    std::int64_t* ptr = ws.ptr.local().data();
+    std::int64_t* cols = ws.cols.local().data();
+    T* values = ws.values.local().data();
+    for (std::size_t r = lo; r <= hi; ++r) ptr[r] = b_ptr(r);
+    for (auto e = static_cast<std::size_t>(b_ptr(lo)); e < static_cast<std::size_t>(b_ptr(hi)); ++e) {
+      cols[e] = b_map(static_cast<std::size_t>(b_col(e)));
+      values[e] = b_val(e);
+    }
+  }
+  ws.context->barrier();
+
+  // Round 1: the row pointers of every run (count + 1 values), one get each.
+  std::vector<std::int64_t> run_ptr(fetched + runs.size());
+  std::vector<request> pending;
+  pending.reserve(2 * runs.size());
+  for (std::size_t k = 0; k < runs.size(); ++k)
+    pending.push_back(ws.context->get_nb(ws.ptr, runs[k].owner, runs[k].first_row,
+                                         std::span<std::int64_t>(run_ptr.data() + runs[k].first_fetched + k,
+                                                                 runs[k].count + 1)));
+  wait_all(pending);
+  pending.clear();
+
+  out.ptr.assign(fetched + 1, 0);
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const std::int64_t* p = run_ptr.data() + runs[k].first_fetched + k;
+    for (std::size_t i = 0; i < runs[k].count; ++i) out.ptr[runs[k].first_fetched + i + 1] = p[i + 1] - p[i];
+  }
+  for (std::size_t f = 0; f < fetched; ++f) out.ptr[f + 1] += out.ptr[f];
+  out.cols.resize(static_cast<std::size_t>(out.ptr.back()));
+  out.values.resize(out.cols.size());
+
+  // Round 2: each run's entries are contiguous at the owner: one get for columns, one for values.
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const std::int64_t* p = run_ptr.data() + runs[k].first_fetched + k;
+    const auto at = static_cast<std::size_t>(out.ptr[runs[k].first_fetched]);
+    const auto from = static_cast<std::size_t>(p[0]);
+    const auto length = static_cast<std::size_t>(p[runs[k].count] - p[0]);
+    if (length == 0) continue;
+    pending.push_back(
+        ws.context->get_nb(ws.cols, runs[k].owner, from, std::span<std::int64_t>(out.cols.data() + at, length)));
+    pending.push_back(ws.context->get_nb(ws.values, runs[k].owner, from, std::span<T>(out.values.data() + at, length)));
+  }
+  wait_all(pending);
+  // With a passive-target backend no closing barrier: every rank enters the next product's opening
+  // allreduce only after its own gets completed, so no owner restages under a reader. The
+  // aggregator serves gets only inside tessera calls: its owners must keep serving until all are done.
+  if constexpr (!is_passive_target<typename Policy::backend_type>) ws.context->barrier();
+  return out;
+}
+
+/// Every row of B the local A references, in A's column order, with global columns: what the
+/// expand-sort-compress and Kokkos-Kernels kernels multiply by (B's local rows copied in).
 template <class T>
 struct fetched_rows {
   std::vector<offset_type> ptr;
@@ -75,89 +277,119 @@ struct fetched_rows {
 };
 
 template <matrix_value T, matrix_policy Policy>
-fetched_rows<T> fetch_referenced_rows(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
-  const auto& comm = a.comm();
-  typename Policy::backend_type::context ctx(comm, typename Policy::backend_type::options{});
-
-  // Expose B's local rows: row pointers, global columns, values.
+fetched_rows<T> gather_referenced_rows(const dist_matrix<T, Policy>& b, const referenced_rows<T>& rows) {
   const auto b_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().row_ptr);
   const auto b_col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().col_idx);
   const auto b_val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().values);
   const auto b_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.col_map());
-  const auto b_rows = static_cast<std::size_t>(b.local_rows());
-  const auto b_nnz = static_cast<std::size_t>(b.local_nnz());
-  auto ptr_seg = ctx.template allocate<std::int64_t>(b_rows + 1);
-  auto col_seg = ctx.template allocate<std::int64_t>(b_nnz);
-  auto val_seg = ctx.template allocate<T>(b_nnz);
-  for (std::size_t r = 0; r <= b_rows; ++r) ptr_seg.local()[r] = b_ptr(r);
-  for (std::size_t e = 0; e < b_nnz; ++e) {
-    col_seg.local()[e] = b_map(static_cast<std::size_t>(b_col(e)));
-    val_seg.local()[e] = b_val(e);
-  }
-  ctx.barrier();
-
-  // Which row of which owner each local column of A needs; runs of consecutive rows per owner.
-  struct run {
-    int owner;
-    std::size_t first_row, count, first_column;
-  };
-  const auto a_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.col_map());
-  const auto columns = static_cast<std::size_t>(a_map.extent(0));
-  std::vector<run> runs;
-  for (std::size_t c = 0; c < columns; ++c) {
-    const int owner = b.mapping().row_owner(a_map(c));
-    const auto row = static_cast<std::size_t>(a_map(c) - b.mapping().row_begin(owner));
-    if (!runs.empty() && runs.back().owner == owner && runs.back().first_row + runs.back().count == row)
-      ++runs.back().count;
-    else
-      runs.push_back({owner, row, 1, c});
-  }
-
-  // Round 1: the row pointers of every run (count + 1 values), one get each.
-  std::vector<std::vector<std::int64_t>> run_ptr(runs.size());
-  std::vector<request> pending;
-  // This rank's own rows are read in place, not through its window (half or more of the rows on
-  // banded inputs such as the Laplacian).
-  const int me = comm.rank();
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    run_ptr[k].resize(runs[k].count + 1);
-    if (runs[k].owner == me) {
-      for (std::size_t i = 0; i <= runs[k].count; ++i) run_ptr[k][i] = b_ptr(runs[k].first_row + i);
-      continue;
-    }
-    pending.push_back(ctx.get_nb(ptr_seg, runs[k].owner, runs[k].first_row, std::span<std::int64_t>(run_ptr[k])));
-  }
-  wait_all(pending);
-  pending.clear();
-
   fetched_rows<T> out;
+  const std::size_t columns = rows.source.size();
   out.ptr.assign(columns + 1, 0);
-  for (std::size_t k = 0; k < runs.size(); ++k)
-    for (std::size_t i = 0; i < runs[k].count; ++i)
-      out.ptr[runs[k].first_column + i + 1] = run_ptr[k][i + 1] - run_ptr[k][i];
-  for (std::size_t c = 0; c < columns; ++c) out.ptr[c + 1] += out.ptr[c];
+  for (std::size_t c = 0; c < columns; ++c) {
+    const local_index s = rows.source[c];
+    const auto length = s >= 0 ? b_ptr(static_cast<std::size_t>(s) + 1) - b_ptr(static_cast<std::size_t>(s))
+                               : rows.ptr[static_cast<std::size_t>(-s)] - rows.ptr[static_cast<std::size_t>(-s - 1)];
+    out.ptr[c + 1] = out.ptr[c] + length;
+  }
   out.cols.resize(static_cast<std::size_t>(out.ptr.back()));
   out.values.resize(out.cols.size());
-
-  // Round 2: each run's entries are contiguous at the owner: one get for columns, one for values.
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    const auto at = static_cast<std::size_t>(out.ptr[runs[k].first_column]);
-    const auto from = static_cast<std::size_t>(run_ptr[k].front());
-    const auto length = static_cast<std::size_t>(run_ptr[k].back() - run_ptr[k].front());
-    if (length == 0) continue;
-    if (runs[k].owner == me) {
-      for (std::size_t e = 0; e < length; ++e) {
-        out.cols[at + e] = b_map(static_cast<std::size_t>(b_col(from + e)));
-        out.values[at + e] = b_val(from + e);
+  for (std::size_t c = 0; c < columns; ++c) {
+    const local_index s = rows.source[c];
+    auto at = static_cast<std::size_t>(out.ptr[c]);
+    if (s >= 0) {
+      for (auto e = b_ptr(static_cast<std::size_t>(s)); e < b_ptr(static_cast<std::size_t>(s) + 1); ++e, ++at) {
+        out.cols[at] = b_map(static_cast<std::size_t>(b_col(static_cast<std::size_t>(e))));
+        out.values[at] = b_val(static_cast<std::size_t>(e));
       }
-      continue;
+    } else {
+      const auto h = static_cast<std::size_t>(-s - 1);
+      for (auto e = rows.ptr[h]; e < rows.ptr[h + 1]; ++e, ++at) {
+        out.cols[at] = rows.cols[static_cast<std::size_t>(e)];
+        out.values[at] = rows.values[static_cast<std::size_t>(e)];
+      }
     }
-    pending.push_back(ctx.get_nb(col_seg, runs[k].owner, from, std::span<std::int64_t>(out.cols.data() + at, length)));
-    pending.push_back(ctx.get_nb(val_seg, runs[k].owner, from, std::span<T>(out.values.data() + at, length)));
   }
-  wait_all(pending);
-  ctx.barrier();  // nobody reads B's segments any more: they may go
   return out;
+}
+
+/// Row-wise Gustavson (kernels/spgemm_gustavson.hpp) over an accumulator column space that is
+/// the union, in global order, of B's local column map and the fetched rows' columns: B's local
+/// rows are read in place through a translation table, so nothing of B is copied.
+template <matrix_value T, matrix_policy Policy, class Semiring>
+dist_matrix<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+                                          const referenced_rows<T>& rows, const Semiring& ring) {
+  using mem = typename Policy::memory_space;
+  using exec = typename Policy::execution_space;
+  const auto b_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.col_map());
+  const auto fetched = compress_columns(rows.cols, b.num_cols());
+  // Merge B's column map with the fetched rows' distinct columns (both ascending).
+  const auto nb = static_cast<std::size_t>(b_map.extent(0));
+  const std::size_t nf = fetched.used.size();
+  std::vector<global_index> acc_global;
+  acc_global.reserve(nb + nf);
+  std::vector<local_index> b_to_acc(nb), f_to_acc(nf);
+  for (std::size_t i = 0, j = 0; i < nb || j < nf;) {
+    const auto at = static_cast<local_index>(acc_global.size());
+    if (j == nf || (i < nb && b_map(i) < fetched.used[j])) {
+      acc_global.push_back(b_map(i));
+      b_to_acc[i++] = at;
+    } else if (i == nb || fetched.used[j] < b_map(i)) {
+      acc_global.push_back(fetched.used[j]);
+      f_to_acc[j++] = at;
+    } else {
+      acc_global.push_back(b_map(i));
+      b_to_acc[i++] = at;
+      f_to_acc[j++] = at;
+    }
+  }
+  // B's columns keep their order among the accumulator columns; when no extra column falls between
+  // two of them (banded matrices: the extras lie all after or all before), they are merely shifted
+  // and B's own column array serves; else a translated copy (one pass over B's entries, against
+  // a table lookup in the kernel's dependent chain per product).
+  const bool shifted = nb == 0 || b_to_acc.back() - b_to_acc.front() == static_cast<local_index>(nb) - 1;
+  std::vector<local_index> h_col(fetched.local.size());
+  for (std::size_t e = 0; e < h_col.size(); ++e) h_col[e] = f_to_acc[static_cast<std::size_t>(fetched.local[e])];
+
+  kernels::gustavson_operands<T, mem> op;
+  op.a_ptr = a.local().row_ptr;
+  op.a_col = a.local().col_idx;
+  op.a_val = a.local().values;
+  op.source = to_view<local_index, mem>(rows.source, "tessera::spgemm::source");
+  op.b_ptr = b.local().row_ptr;
+  op.b_col = b.local().col_idx;
+  op.b_val = b.local().values;
+  if (shifted) {
+    op.b_offset = nb == 0 ? 0 : b_to_acc.front();
+  } else {
+    const auto table = to_view<local_index, mem>(b_to_acc, "tessera::spgemm::b_to_acc");
+    const auto cols = b.local().col_idx;
+    Kokkos::View<local_index*, mem> translated(
+        Kokkos::view_alloc(std::string("tessera::spgemm::b_acc_col"), Kokkos::WithoutInitializing), cols.extent(0));
+    Kokkos::parallel_for(
+        "tessera::spgemm::translate", Kokkos::RangePolicy<exec>(0, cols.extent(0)),
+        KOKKOS_LAMBDA(const std::size_t e) { translated(e) = table(cols(e)); });
+    op.b_col = translated;
+  }
+  op.h_ptr = to_view<offset_type, mem>(rows.ptr, "tessera::spgemm::h_ptr");
+  op.h_col = to_view<local_index, mem>(h_col, "tessera::spgemm::h_col");
+  op.h_val = to_view<T, mem>(rows.values, "tessera::spgemm::h_val");
+  op.width = static_cast<local_index>(acc_global.size());
+  const auto c = kernels::gustavson(exec{}, op, ring);
+
+  const auto used = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.used);
+  Kokkos::View<global_index*, mem> col_map(
+      Kokkos::view_alloc(std::string("tessera::spgemm::col_map"), Kokkos::WithoutInitializing), used.extent(0));
+  auto col_map_host = Kokkos::create_mirror_view(col_map);
+  for (std::size_t j = 0; j < used.extent(0); ++j) col_map_host(j) = acc_global[static_cast<std::size_t>(used(j))];
+  Kokkos::deep_copy(col_map, col_map_host);
+  typename dist_matrix<T, Policy>::local_block_type block;
+  block.rows = a.local_rows();
+  block.cols = static_cast<local_index>(used.extent(0));
+  block.row_ptr = c.row_ptr;
+  block.col_idx = c.col_idx;
+  block.values = c.values;
+  return dist_matrix<T, Policy>(a.comm(), typename Policy::mapping_type(a.mapping().row_offsets(), b.num_cols()), block,
+                                col_map);
 }
 
 /// Plus-times through Kokkos-Kernels: B's fetched rows get compressed local
@@ -214,12 +446,22 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
     }
   });
   const stats_scope scope(comm, "spgemm");
-  const auto fetched = fetch_referenced_rows(a, b);
-  const bool plain = std::is_same_v<Semiring, semirings::plus_times> && mask == nullptr && options.memory_budget_bytes == 0;
+  const auto referenced = fetch_referenced_rows(a, b);
+  const bool unbatched = mask == nullptr && options.memory_budget_bytes == 0;
+  const bool plain = std::is_same_v<Semiring, semirings::plus_times> && unbatched;
   comm.collectively([&] {
     TESSERA_REQUIRE(options.kernel != spgemm_kernel::kokkos_kernels || plain, invalid_argument,
                     "spgemm: the Kokkos-Kernels kernel does plus-times without mask or memory budget only");
+    TESSERA_REQUIRE(options.kernel != spgemm_kernel::gustavson || unbatched, invalid_argument,
+                    "spgemm: the Gustavson kernel does no masks or memory budgets");
   });
+  // Dense per-thread accumulators suit host execution spaces; elsewhere the default stays Kokkos-Kernels.
+  constexpr bool on_host = Kokkos::SpaceAccessibility<exec, Kokkos::HostSpace>::accessible;
+  if (unbatched && (options.kernel == spgemm_kernel::gustavson || (options.kernel == spgemm_kernel::automatic && on_host))) {
+    if (options.batches != nullptr) *options.batches = 1;
+    return multiply_gustavson(a, b, referenced, options.ring);
+  }
+  const auto fetched = gather_referenced_rows(b, referenced);
   if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
     if (plain && options.kernel != spgemm_kernel::esc) {
       auto [block, col_map] = multiply_kokkos_kernels(a, fetched, b.num_cols());

@@ -1,0 +1,42 @@
+#pragma once
+/// @file
+/// Asking the kernel to back a large, freshly allocated host array with transparent huge pages.
+///
+/// Fresh arrays of tens of megabytes (the rows of a SpGEMM's C) are first touched page by page:
+/// with 4 KiB pages their page faults took a third of a Laplacian product's numeric pass; 2 MiB
+/// pages cut the faults 512-fold. Where the system runs transparent huge pages only on request
+/// ("madvise" mode) this is that request; elsewhere it changes nothing.
+///
+/// Only arrays between huge_page_min_bytes and huge_page_max_bytes are advised: on the
+/// benchmark machine (a VM, THP in madvise mode) arrays of half a gigabyte and more took longer
+/// to fault in as huge pages than as small ones (R-MAT scale 15 products: 1.5 s -> 2.2 s), while
+/// up to a few hundred megabytes they were faster (Laplacian 1024: 0.165 s -> 0.122 s on one rank,
+/// R-MAT 14: 0.55 s -> 0.47 s).
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace tessera {
+
+/// Smaller arrays are left alone: a huge page would mostly be padding.
+inline constexpr std::size_t huge_page_min_bytes = std::size_t{4} << 20;
+/// Larger arrays are left alone: see the file comment.
+inline constexpr std::size_t huge_page_max_bytes = std::size_t{256} << 20;
+
+/// Advise huge pages for the whole pages inside [data, data + bytes) (host memory not yet
+/// touched; a hint: failure is harmless and ignored).
+inline void advise_huge_pages([[maybe_unused]] void* data, [[maybe_unused]] std::size_t bytes) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (data == nullptr || bytes < huge_page_min_bytes || bytes > huge_page_max_bytes) return;
+  constexpr std::uintptr_t page = 4096;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) & ~(page - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(page - 1);
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
+
+}  // namespace tessera
