@@ -89,6 +89,24 @@ TEST_CASE("mirrored-cyclic assignment, worst-fit blocks and cyclic chunks") {
   const std::vector<double> w{5, 1, 4, 2, 3, 6};
   // Sorted: 1(1) 2(3) 3(4) 4(2) 5(0) 6(5) -> owners 0 1 2, then 2 1 0.
   CHECK(mirrored_cyclic_assignment(w, 3) == std::vector<int>{1, 0, 2, 1, 2, 0});
+  // Few unequal items: mirrored-cyclic splits 19 / 15, moves and swaps reach 17 / 17.
+  const std::vector<double> few{10, 9, 8, 3, 2, 2};
+  auto owner = mirrored_cyclic_assignment(few, 2);
+  auto loads = [&] {
+    std::vector<double> l(2, 0.0);
+    for (std::size_t i = 0; i < few.size(); ++i) l[static_cast<std::size_t>(owner[i])] += few[i];
+    return l;
+  };
+  CHECK(loads() == std::vector<double>{19, 15});
+  rebalance_assignment(few, owner, 2);
+  CHECK(loads() == std::vector<double>{17, 17});
+  // Balanced already (and a single grid column): nothing moves.
+  auto same = mirrored_cyclic_assignment(w, 3);
+  rebalance_assignment(w, same, 3);
+  CHECK(same == std::vector<int>{1, 0, 2, 1, 2, 0});
+  std::vector<int> one(w.size(), 0);
+  rebalance_assignment(w, one, 1);
+  CHECK(one == std::vector<int>(w.size(), 0));
   const std::vector<std::size_t> items{10, 11, 12, 13}, bytes{6, 5, 4, 3};
   const auto blocks = detail::worst_fit_blocks(items, bytes, 9);
   REQUIRE(blocks.size() == 2);  // 6 opens, 5 does not fit with it, 4 joins 5, 3 joins 6

@@ -38,6 +38,43 @@ namespace tessera {
   return owner;
 }
 
+/// Improve an assignment of weighted items to q grid columns in place: while it lowers the
+/// heaviest column's load, move one item from the heaviest to the lightest column, or swap one
+/// item of each. Mirrored-cyclic order balances many similar items; with few, unequal ones (13
+/// tile columns of 128 to 512 at 2 ranks) it left a 56/44 split that this reduces to a few percent.
+inline void rebalance_assignment(std::span<const double> weights, std::vector<int>& owner, int q) {
+  TESSERA_REQUIRE(owner.size() == weights.size() && q > 0, invalid_argument,
+                  "rebalance_assignment: {} owners for {} weights on {} grid columns", owner.size(), weights.size(), q);
+  std::vector<double> load(static_cast<std::size_t>(q), 0.0);
+  for (std::size_t i = 0; i < weights.size(); ++i) load[static_cast<std::size_t>(owner[i])] += weights[i];
+  for (std::size_t round = 0; round < 4 * weights.size() + 4; ++round) {
+    const auto heavy = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
+    const auto light = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    const double gap = load[static_cast<std::size_t>(heavy)] - load[static_cast<std::size_t>(light)];
+    // The best move or swap shifts a weight d with 0 < d < gap, as close to gap / 2 as possible.
+    double best = 0;
+    std::size_t from = weights.size(), to = weights.size();
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      if (owner[i] != heavy) continue;
+      auto consider = [&](double d, std::size_t j) {
+        if (d > 0 && d < gap && std::min(d, gap - d) > std::min(best, gap - best)) {
+          best = d;
+          from = i;
+          to = j;
+        }
+      };
+      consider(weights[i], weights.size());
+      for (std::size_t j = 0; j < weights.size(); ++j)
+        if (owner[j] == light) consider(weights[i] - weights[j], j);
+    }
+    if (from == weights.size()) break;
+    owner[from] = light;
+    if (to != weights.size()) owner[to] = heavy;
+    load[static_cast<std::size_t>(heavy)] -= best;
+    load[static_cast<std::size_t>(light)] += best;
+  }
+}
+
 /// Distribution policy: columns over 1 x q, replicated over the p rows of a p x q grid.
 ///
 /// Entry (i, j) has p replicas, on grid positions (r, column_owner(tile of j))

@@ -74,12 +74,15 @@ template <class Pattern>
 }
 
 /// Grid columns of B's tile columns for A * B on q grid columns: balanced by
-/// flop count, mirrored-cyclic (the seed's §3.2.1). Give them to
+/// flop count, mirrored-cyclic (the seed's §3.2.1), then rebalanced by moves
+/// and swaps (rebalance_assignment). Give them to
 /// replicated_columns::make_tile_mapping when distributing B.
 [[nodiscard]] inline std::vector<int> bsgemm_column_owners(const block_sparse_shape& a, const block_sparse_shape& b,
                                                            int q) {
   const auto flops = detail::column_flops(a, b, 0.0);
-  return mirrored_cyclic_assignment(flops, q);
+  auto owners = mirrored_cyclic_assignment(flops, q);
+  rebalance_assignment(flops, owners, q);
+  return owners;
 }
 
 /// The inspected plan of C = alpha * A * B + beta * C for fixed shapes.
