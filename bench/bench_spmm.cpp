@@ -2,7 +2,7 @@
 // inspector once, the executor timed. One JSON line per kernel (tessera's, Kokkos-Kernels') and k.
 //
 //   mpiexec -n 2 bench_spmm --rmat 14 [--k 1,16,64] [--backend rma|progress|aggregator] [--reps 5]
-//                           [--stream-gbs GB/s | --stream-gbs measure]
+//                           [--stream-gbs GB/s | --stream-gbs measure] [--streaming-stores auto|off]
 //
 // Every line carries bytes_min, the bytes one product must touch at least (over all ranks: A's
 // local CSR, row pointers + column indices + values, the rows of X its columns name and all of Y)
@@ -11,13 +11,14 @@
 // bandwidth_fraction = bandwidth_gbs / STREAM: 1 is the memory-bandwidth bound.
 #include "support/bench_common.hpp"
 
+#include <limits>
 #include <sstream>
 
 namespace {
 
 template <class Backend>
 void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
-         double stream_gbs) {
+         double stream_gbs, bool streaming) {
   using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   const auto a = tessera::bench::input_matrix<double, P>(comm, args);
   // What one product touches at least: A's CSR arrays, the distinct rows of X A's columns name, Y.
@@ -31,7 +32,9 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
     tessera::dist_dense<double, P> x(comm, a.num_cols(), k);
     x.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 / static_cast<double>(1 + (i + j) % 7); });
     tessera::dist_dense<double, P> y(comm, a.mapping(), k);
-    auto& plan = tessera::spmm_plan_for(a, x, {kernel});  // the inspector, outside the timing
+    tessera::spmm_options options{.kernel = kernel};
+    if (!streaming) options.streaming_store_bytes = std::numeric_limits<std::size_t>::max();
+    auto& plan = tessera::spmm_plan_for(a, x, options);  // the inspector, outside the timing
     comm.stats().reset();
     const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { plan.apply(a, x, y); });
     const auto traffic = tessera::bench::traffic_per_run(comm, "spmm", args.reps);
@@ -49,11 +52,11 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
                                                 : std::string{};
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
-                 "\"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
+                 "\"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
                  "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
                  tessera::bench::matrix_name(args), comm.size(), Backend::name(),
-                 kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, seconds, args.reps,
+                 kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);
   }
@@ -65,6 +68,7 @@ int main(int argc, char** argv) {
   // --k is this benchmark's own option; the rest follow bench_common's conventions.
   std::vector<long> widths{1, 16, 64};
   std::string stream;  // --stream-gbs: a figure in GB/s, or "measure"
+  bool streaming = true;
   std::vector<char*> rest{argv[0]};
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--k" && i + 1 < argc) {
@@ -73,6 +77,8 @@ int main(int argc, char** argv) {
       for (std::string item; std::getline(list, item, ',');) widths.push_back(std::stol(item));
     } else if (std::string_view(argv[i]) == "--stream-gbs" && i + 1 < argc) {
       stream = argv[++i];
+    } else if (std::string_view(argv[i]) == "--streaming-stores" && i + 1 < argc) {
+      streaming = std::string_view(argv[++i]) != "off";
     } else {
       rest.push_back(argv[i]);
     }
@@ -87,5 +93,5 @@ int main(int argc, char** argv) {
   else if (!stream.empty())
     stream_gbs = std::stod(stream);
   return tessera::bench::with_backend(
-      args.backend, [&]<class Backend>() { run<Backend>(env.world(), args, widths, stream_gbs); });
+      args.backend, [&]<class Backend>() { run<Backend>(env.world(), args, widths, stream_gbs, streaming); });
 }

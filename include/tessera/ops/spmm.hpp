@@ -334,15 +334,24 @@ class spmm_plan {
       else if (runs_[i - 1].owner != runs_[i].owner) contiguous[o] = false;
       ++num_runs[o];
     }
-    auto packs = [&](std::size_t o) { return num_runs[o] > 1 && contiguous[o]; };
+    // An owner packs the rows a requester needs into one block when they form several runs, or one
+    // run of under half its rows: staging all of X for a thin halo (a banded A) would copy the
+    // whole X every product. Requesters of most of an owner's rows read its X staged whole instead
+    // (copied once for all of them).
+    auto requested = [&](std::size_t o) {
+      std::size_t n = 0;
+      for (std::size_t i = first_run[o]; i < first_run[o] + num_runs[o]; ++i) n += static_cast<std::size_t>(runs_[i].count);
+      return n;
+    };
+    auto packs = [&](std::size_t o) {
+      const auto owner_rows = static_cast<std::size_t>(x_offsets_[o + 1] - x_offsets_[o]);
+      return contiguous[o] && (num_runs[o] > 1 || 2 * requested(o) < owner_rows);
+    };
     // Request: header (1 = pack, 0 = read my staged X directly), then the rows to pack.
     bucket_builder<local_index> request(p);
     for (std::size_t o = 0; o < static_cast<std::size_t>(p); ++o) {
       if (num_runs[o] == 0) continue;
-      std::size_t n = 1;
-      if (packs(o))
-        for (std::size_t i = first_run[o]; i < first_run[o] + num_runs[o]; ++i) n += static_cast<std::size_t>(runs_[i].count);
-      request.count(static_cast<int>(o), n);
+      request.count(static_cast<int>(o), 1 + (packs(o) ? requested(o) : 0));
     }
     request.allocate();
     for (std::size_t o = 0; o < static_cast<std::size_t>(p); ++o) {
