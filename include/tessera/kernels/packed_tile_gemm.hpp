@@ -177,8 +177,8 @@ void pack_a(const T* a, int m, int k, T* out) {
 /// B (k x n, leading dimension k), A packed by pack_a. `edge` is scratch of
 /// packed_shape<T>::edge_elements(k): B's last block of columns, zero-padded to
 /// a full block, so the micro-kernel never reads past the tile. Blocked so
-/// that `depth` steps of a block of B columns stay in L1 and A's panels of one
-/// depth block in L2; blocks of B columns run in parallel on ExecutionSpace (a
+/// that a block of B columns over `depth` steps and A's panels of one depth
+/// block stay in L2; blocks of B columns run in parallel on ExecutionSpace (a
 /// host space).
 template <class ExecutionSpace, class T>
 void packed_gemm(int m, int n, int k, T alpha, const T* packed_a, const T* b, T* c, T* edge, bool overwrite = false) {
