@@ -21,82 +21,80 @@ namespace tessera::kernels {
 /// Rows at most this long are insertion-sorted; longer ones heap-sorted.
 inline constexpr std::int64_t insertion_sort_limit = 32;
 
-/// Sort keys[0, n) ascending, moving values alongside (heap sort: no extra memory, no recursion).
-template <class K, class V>
-KOKKOS_INLINE_FUNCTION void heap_sort(K* keys, V* values, std::int64_t n) {
+namespace detail {
+/// The values a sort moves alongside its keys: an array, or nothing (keys-only sorts).
+template <class V>
+struct carried_values {
+  V* values;
+  KOKKOS_INLINE_FUNCTION V get(std::int64_t i) const { return values[i]; }
+  KOKKOS_INLINE_FUNCTION void set(std::int64_t i, const V& v) const { values[i] = v; }
+};
+struct no_values {
+  struct nothing {};
+  KOKKOS_INLINE_FUNCTION nothing get(std::int64_t) const { return {}; }
+  KOKKOS_INLINE_FUNCTION void set(std::int64_t, nothing) const {}
+};
+
+template <class K, class Carried>
+KOKKOS_INLINE_FUNCTION void heap_sort(K* keys, const Carried& carried, std::int64_t n) {
+  auto exchange = [&](std::int64_t a, std::int64_t b) {
+    const K k = keys[a];
+    keys[a] = keys[b];
+    keys[b] = k;
+    const auto v = carried.get(a);
+    carried.set(a, carried.get(b));
+    carried.set(b, v);
+  };
   auto sift = [&](std::int64_t root, std::int64_t end) {
     while (2 * root + 1 < end) {
       std::int64_t child = 2 * root + 1;
       if (child + 1 < end && keys[child] < keys[child + 1]) ++child;
       if (!(keys[root] < keys[child])) return;
-      const K k = keys[root];
-      keys[root] = keys[child];
-      keys[child] = k;
-      const V v = values[root];
-      values[root] = values[child];
-      values[child] = v;
+      exchange(root, child);
       root = child;
     }
   };
   for (std::int64_t start = n / 2 - 1; start >= 0; --start) sift(start, n);
   for (std::int64_t end = n - 1; end > 0; --end) {
-    const K k = keys[0];
-    keys[0] = keys[end];
-    keys[end] = k;
-    const V v = values[0];
-    values[0] = values[end];
-    values[end] = v;
+    exchange(0, end);
     sift(0, end);
   }
+}
+
+template <class K, class Carried>
+KOKKOS_INLINE_FUNCTION void insertion_sort(K* keys, const Carried& carried, std::int64_t n) {
+  for (std::int64_t i = 1; i < n; ++i) {
+    const K k = keys[i];
+    const auto v = carried.get(i);
+    std::int64_t j = i;
+    for (; j > 0 && k < keys[j - 1]; --j) {
+      keys[j] = keys[j - 1];
+      carried.set(j, carried.get(j - 1));
+    }
+    keys[j] = k;
+    carried.set(j, v);
+  }
+}
+}  // namespace detail
+
+/// Sort keys[0, n) ascending, moving values alongside (heap sort: no extra memory, no recursion).
+template <class K, class V>
+KOKKOS_INLINE_FUNCTION void heap_sort(K* keys, V* values, std::int64_t n) {
+  detail::heap_sort(keys, detail::carried_values<V>{values}, n);
 }
 
 /// Sort keys[0, n) ascending, moving values alongside (insertion sort: for short runs).
 template <class K, class V>
 KOKKOS_INLINE_FUNCTION void insertion_sort(K* keys, V* values, std::int64_t n) {
-  for (std::int64_t i = 1; i < n; ++i) {
-    const K k = keys[i];
-    const V v = values[i];
-    std::int64_t j = i;
-    for (; j > 0 && k < keys[j - 1]; --j) {
-      keys[j] = keys[j - 1];
-      values[j] = values[j - 1];
-    }
-    keys[j] = k;
-    values[j] = v;
-  }
+  detail::insertion_sort(keys, detail::carried_values<V>{values}, n);
 }
 
 /// Sort keys[0, n) ascending, no values: insertion sort for short runs, else heap sort (no extra
 /// memory, no recursion: fine on any device).
 template <class K>
 KOKKOS_INLINE_FUNCTION void sort_keys(K* keys, std::int64_t n) {
-  if (n <= insertion_sort_limit) {
-    for (std::int64_t i = 1; i < n; ++i) {
-      const K k = keys[i];
-      std::int64_t j = i;
-      for (; j > 0 && k < keys[j - 1]; --j) keys[j] = keys[j - 1];
-      keys[j] = k;
-    }
-    return;
-  }
-  auto sift = [&](std::int64_t root, std::int64_t end) {
-    while (2 * root + 1 < end) {
-      std::int64_t child = 2 * root + 1;
-      if (child + 1 < end && keys[child] < keys[child + 1]) ++child;
-      if (!(keys[root] < keys[child])) return;
-      const K k = keys[root];
-      keys[root] = keys[child];
-      keys[child] = k;
-      root = child;
-    }
-  };
-  for (std::int64_t start = n / 2 - 1; start >= 0; --start) sift(start, n);
-  for (std::int64_t end = n - 1; end > 0; --end) {
-    const K k = keys[0];
-    keys[0] = keys[end];
-    keys[end] = k;
-    sift(0, end);
-  }
+  if (n <= insertion_sort_limit) detail::insertion_sort(keys, detail::no_values{}, n);
+  else detail::heap_sort(keys, detail::no_values{}, n);
 }
 
 /// Sort keys[0, n) ascending, values alongside: insertion sort for short runs, else heap sort.
