@@ -4,16 +4,19 @@
 /// and a large stationary B (the seed 004 algorithm, §3):
 ///  - A is 2-D tile-cyclic over a p x q grid; B's tile columns are split over
 ///    the q grid columns by flop count (mirrored-cyclic) and replicated over
-///    the p grid rows; C follows A's rows and B's columns, so every C tile is
-///    computed where it is stored and B never moves;
+///    the p grid rows (then rebalanced by moves and swaps); C follows A's rows
+///    and B's columns, so every C tile is computed where it is stored and B
+///    never moves;
 ///  - each rank packs its columns (B column + its C tiles) into blocks bounded
 ///    by half the granted memory (worst fit); for each block, the A tiles it
 ///    needs are cut into chunks of a quarter of it, one tile per A row in a
 ///    cyclic sweep, and fetched one-sided, the next chunk in flight while the
 ///    current one is multiplied;
 ///  - an inspector (bsgemm_plan's constructor) does all of that from the
-///    shapes alone; the executor (apply) only moves tiles and calls GEMM, and
-///    a plan is reused for as many products as the shapes stay the same.
+///    shapes alone; the executor (apply) only moves tiles and multiplies them
+///    (bsgemm_tile_kernel: on the host, the packed kernel of
+///    kernels/packed_tile_gemm.hpp), and a plan is reused for as many products
+///    as the shapes stay the same.
 /// Written once against the backend concept: mpi_rma, progress_rank, aggregator.
 
 #include "../comm/communicator.hpp"
