@@ -37,11 +37,12 @@ inline constexpr bool has_streaming_rows =
 #endif
 
 namespace detail {
-// out[0, Width) = acc, without first reading the lines into the cache (out 64-byte aligned).
-template <int Width, class T>
-inline void stream_row(T* out, const T* acc) {
+// out[0, Width) = acc; Streaming: without first reading the lines into the cache (out 64-byte
+// aligned), where the build has non-temporal stores.
+template <int Width, bool Streaming, class T>
+KOKKOS_INLINE_FUNCTION void store_row(T* out, const T* acc) {
 #if defined(__AVX512F__)
-  if constexpr (std::is_same_v<T, double> && Width % 8 == 0) {
+  if constexpr (Streaming && std::is_same_v<T, double> && Width % 8 == 0) {
     for (int t = 0; t < Width; t += 8) _mm512_stream_pd(out + t, _mm512_loadu_pd(acc + t));
     return;
   }
@@ -71,6 +72,40 @@ inline void stream_fence() {
 }
 }  // namespace detail
 
+/// One pass of spmm_rows_fixed: rows of Y stored plainly or (Streaming) past the caches.
+template <int Width, bool Streaming, class ExecSpace, class T, class MemorySpace>
+void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
+                    const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
+                    const Kokkos::View<const local_index*, MemorySpace>& col_idx,
+                    const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                    const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                    const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
+                    const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y) {
+  const auto source_local = sources.local;
+  const auto source_row = sources.row;
+  const auto nnz = static_cast<offset_type>(col_idx.extent(0));
+  Kokkos::parallel_for(
+      Streaming ? "tessera::spmm_rows_streaming" : "tessera::spmm_rows",
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        const local_index r = rows(i);
+        alignas(64) T acc[Width];
+        for (int t = 0; t < Width; ++t) acc[t] = T{};
+        // The row's end in a register: re-reading row_ptr(r + 1) every entry measured 1.5x slower.
+        const offset_type end = row_ptr(r + 1);
+        for (offset_type e = row_ptr(r); e < end; ++e) {
+          if (e + detail::x_prefetch_distance < nnz) {
+            const local_index ahead = col_idx(e + detail::x_prefetch_distance);
+            detail::prefetch_row<Width>(source_local(ahead) ? &x_local(source_row(ahead), 0) : &x_halo(source_row(ahead), 0));
+          }
+          const local_index c = col_idx(e);
+          const T a = values(e);
+          const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+          for (int t = 0; t < Width; ++t) acc[t] += a * in[t];
+        }
+        detail::store_row<Width, Streaming>(&y(r, 0), acc);
+      });
+}
+
 /// For each r in `rows`: Y(r, :) = sum over the row's entries of value * X_source(row(c), :).
 ///
 /// Rows run in parallel; the k loop is innermost over contiguous memory
@@ -85,57 +120,17 @@ void spmm_rows_fixed(const ExecSpace& exec, const Kokkos::View<const local_index
                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                      const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores) {
-  const auto source_local = sources.local;
-  const auto source_row = sources.row;
-  const auto nnz = static_cast<offset_type>(col_idx.extent(0));
   if constexpr (has_streaming_rows<Width, ExecSpace, T>) {
     if (streaming_stores && reinterpret_cast<std::uintptr_t>(y.data()) % 64 == 0) {
       // A large Y is written once and not read again soon: writing its lines without reading
       // them first saves a third of the memory traffic of a k >= 8 product.
-      Kokkos::parallel_for(
-          "tessera::spmm_rows_streaming", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), [=](const std::size_t i) {
-            const local_index r = rows(i);
-            alignas(64) T acc[Width];
-            for (int t = 0; t < Width; ++t) acc[t] = T{};
-            const offset_type end = row_ptr(r + 1);
-            for (offset_type e = row_ptr(r); e < end; ++e) {
-              if (e + detail::x_prefetch_distance < nnz) {
-                const local_index ahead = col_idx(e + detail::x_prefetch_distance);
-                detail::prefetch_row<Width>(source_local(ahead) ? &x_local(source_row(ahead), 0)
-                                                                : &x_halo(source_row(ahead), 0));
-              }
-              const local_index c = col_idx(e);
-              const T a = values(e);
-              const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
-              for (int t = 0; t < Width; ++t) acc[t] += a * in[t];
-            }
-            detail::stream_row<Width>(&y(r, 0), acc);
-          });
+      spmm_rows_pass<Width, true>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
       exec.fence();
       detail::stream_fence();
       return;
     }
   }
-  Kokkos::parallel_for(
-      "tessera::spmm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-        const local_index r = rows(i);
-        T acc[Width];
-        for (int t = 0; t < Width; ++t) acc[t] = T{};
-        // The row's end in a register: re-reading row_ptr(r + 1) every entry measured 1.5x slower.
-        const offset_type end = row_ptr(r + 1);
-        for (offset_type e = row_ptr(r); e < end; ++e) {
-          if (e + detail::x_prefetch_distance < nnz) {
-            const local_index ahead = col_idx(e + detail::x_prefetch_distance);
-            detail::prefetch_row<Width>(source_local(ahead) ? &x_local(source_row(ahead), 0) : &x_halo(source_row(ahead), 0));
-          }
-          const local_index c = col_idx(e);
-          const T a = values(e);
-          const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
-          for (int t = 0; t < Width; ++t) acc[t] += a * in[t];
-        }
-        T* out = &y(r, 0);
-        for (int t = 0; t < Width; ++t) out[t] = acc[t];
-      });
+  spmm_rows_pass<Width, false>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
 }
 
 template <class ExecSpace, class T, class MemorySpace>
