@@ -21,17 +21,11 @@ namespace {
 
 using namespace tessera;
 
-struct options {
-  std::vector<std::pair<global_index, global_index>> tiles{{32, 128}, {128, 512}};
-  std::vector<double> densities{1.0, 0.3, 0.1, 0.03};
-  global_index m = 1024, n = 0;  // n = 0: 4096 / sqrt(density), so B keeps about 16M nonzero elements
+struct options : bench::synthetic_options {
   double memory_mb = 1024;
-  int grid_rows = 1;
   bool contract = true;
   bool synthetic = true;
   bsgemm_tile_kernel tile_kernel = bsgemm_tile_kernel::automatic;
-  int reps = 3;
-  std::uint64_t seed = 1;
   std::string backend = "rma";
 };
 
@@ -51,16 +45,10 @@ options parse(int argc, char** argv) {
       if (k + 1 >= argc) usage(2);
       return argv[++k];
     };
-    if (arg == "--tiles") {
-      auto ranges = bench::parse_tile_ranges(value());
-      if (!ranges) usage(2);
-      o.tiles = std::move(*ranges);
-    } else if (arg == "--densities") {
-      o.densities = bench::parse_densities(value());
-    } else if (arg == "--m") o.m = std::stoll(value());
-    else if (arg == "--n") o.n = std::stoll(value());
-    else if (arg == "--memory-mb") o.memory_mb = std::stod(value());
-    else if (arg == "--grid-rows") o.grid_rows = std::stoi(value());
+    const auto taken = o.parse(arg, value);
+    if (!taken) usage(2);
+    if (*taken) continue;
+    if (arg == "--memory-mb") o.memory_mb = std::stod(value());
     else if (arg == "--no-contract") o.contract = false;
     else if (arg == "--contract-only") o.synthetic = false;
     else if (arg == "--tile-kernel") {
@@ -70,8 +58,6 @@ options parse(int argc, char** argv) {
       else if (k == "packed") o.tile_kernel = bsgemm_tile_kernel::packed;
       else usage(2);
     }
-    else if (arg == "--seed") o.seed = std::stoull(value());
-    else if (arg == "--reps") o.reps = std::max(1, std::stoi(value()));
     else if (arg == "--backend") o.backend = value();
     else if (arg == "--help" || arg == "-h") usage(0);
     else usage(2);

@@ -14,14 +14,7 @@ namespace {
 
 using namespace tessera;
 
-struct options {
-  std::vector<std::pair<global_index, global_index>> tiles{{32, 128}, {128, 512}};
-  std::vector<double> densities{1.0, 0.3, 0.1, 0.03};
-  global_index m = 1024, n = 0;
-  int grid_rows = 1;
-  int reps = 3;
-  std::uint64_t seed = 1;
-};
+using options = bench::synthetic_options;
 
 [[noreturn]] void usage(int code) {
   fmt::print(code == 0 ? stdout : stderr,
@@ -38,18 +31,10 @@ options parse(int argc, char** argv) {
       if (k + 1 >= argc) usage(2);
       return argv[++k];
     };
-    if (arg == "--tiles") {
-      auto ranges = bench::parse_tile_ranges(value());
-      if (!ranges) usage(2);
-      o.tiles = std::move(*ranges);
-    } else if (arg == "--densities") {
-      o.densities = bench::parse_densities(value());
-    } else if (arg == "--m") o.m = std::stoll(value());
-    else if (arg == "--n") o.n = std::stoll(value());
-    else if (arg == "--grid-rows") o.grid_rows = std::stoi(value());
-    else if (arg == "--seed") o.seed = std::stoull(value());
-    else if (arg == "--reps") o.reps = std::max(1, std::stoi(value()));
-    else if (arg == "--help" || arg == "-h") usage(0);
+    const auto taken = o.parse(arg, value);
+    if (!taken) usage(2);
+    if (*taken) continue;
+    if (arg == "--help" || arg == "-h") usage(0);
     else usage(2);
   }
   return o;

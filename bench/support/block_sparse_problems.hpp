@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,34 @@ inline std::vector<double> parse_densities(const std::string& text) {
   for (std::string item; std::getline(in, item, ',');) values.push_back(std::stod(item));
   return values;
 }
+
+/// The options every program over the synthetic problems takes (bench_bsgemm, the DBCSR peer).
+struct synthetic_options {
+  std::vector<std::pair<global_index, global_index>> tiles{{32, 128}, {128, 512}};
+  std::vector<double> densities{1.0, 0.3, 0.1, 0.03};
+  global_index m = 1024, n = 0;  // n = 0: 4096 / sqrt(density), so B keeps about 16M nonzero elements
+  int grid_rows = 1;
+  int reps = 3;
+  std::uint64_t seed = 1;
+
+  /// Take `arg` if it is one of these options (its value from `value()`); false if it is not one.
+  /// Returns nothing for a malformed value.
+  template <class Value>
+  std::optional<bool> parse(std::string_view arg, Value&& value) {
+    if (arg == "--tiles") {
+      auto ranges = parse_tile_ranges(value());
+      if (!ranges) return std::nullopt;
+      tiles = std::move(*ranges);
+    } else if (arg == "--densities") densities = parse_densities(value());
+    else if (arg == "--m") m = std::stoll(value());
+    else if (arg == "--n") n = std::stoll(value());
+    else if (arg == "--grid-rows") grid_rows = std::stoi(value());
+    else if (arg == "--seed") seed = std::stoull(value());
+    else if (arg == "--reps") reps = std::max(1, std::stoi(value()));
+    else return false;
+    return true;
+  }
+};
 
 // Tile sizes uniform in [lo, hi] covering n elements (the last tile shorter).
 inline tiled_range random_tiles(global_index n, global_index lo, global_index hi, std::mt19937_64& rng) {
