@@ -53,9 +53,12 @@ void check_close(const std::vector<T>& got, const std::vector<T>& want, int k) {
 template <class T>
 std::vector<std::array<int, 3>> shapes() {
   constexpr int mr = kernels::packed_shape<T>::rows, nr = kernels::packed_shape<T>::cols;
-  return {{1, 1, 1},           {mr, nr, 1},     {mr - 1, nr - 1, 3}, {mr + 1, nr + 1, 7}, {2 * mr + 3, 3 * nr + 2, 17},
-          {37, 1, 5},          {1, 29, 5},      {5, 7, 0},           {0, 4, 3},           {3, 0, 3},
-          {3 * mr, 2 * nr, 600}, {530, 2 * nr + 5, 9}};
+  std::vector<std::array<int, 3>> out{{1, 1, 1},           {mr, nr, 1},     {mr - 1, nr - 1, 3}, {mr + 1, nr + 1, 7},
+                                      {2 * mr + 3, 3 * nr + 2, 17}, {37, 1, 5},   {1, 29, 5},          {5, 7, 0},
+                                      {0, 4, 3},           {3, 0, 3},       {3 * mr, 2 * nr, 600}, {530, 2 * nr + 5, 9}};
+  // Every edge-block width, and partial panels of every register count.
+  for (int cols = 1; cols <= nr; ++cols) out.push_back({mr + 1 + (cols * 5) % mr, nr + cols, 4});
+  return out;
 }
 
 template <class T>
@@ -77,9 +80,11 @@ void packed_kernel_matches_reference() {
       const T alpha = static_cast<T>(0.75);
       const auto want = reference<T>(m, n, k, alpha, a, b, c, overwrite && k > 0);
       std::vector<T> packed(kernels::packed_shape<T>::a_elements(mm, kk) + 1);
-      std::vector<T> edge(kernels::packed_shape<T>::edge_elements(kk) + 1);
       kernels::pack_a<host>(a.data(), m, k, packed.data());
-      kernels::packed_gemm<host>(m, n, k, alpha, packed.data(), b.data(), c.data(), edge.data(), overwrite);
+      // With a following product named (here, itself) the kernel prefetches it: same result.
+      const kernels::following_product<T> following =
+          overwrite ? kernels::following_product<T>{packed.data(), b.data(), n, k} : kernels::following_product<T>{};
+      kernels::packed_gemm<host>(m, n, k, alpha, packed.data(), b.data(), c.data(), overwrite, following);
       check_close(c, want, k);
     }
 }

@@ -420,7 +420,7 @@ class bsgemm_plan {
     }
     if (packed_) {
       // Each A tile's products together: it is packed once, then meets its B tiles.
-      std::size_t packed_a = 0, edge = 0;
+      std::size_t packed_a = 0;
       for (auto& ch : chunks_)
         for (auto* list : {&ch.local_products, &ch.fetched_products}) {
           std::erase_if(*list, [](const kernels::tile_product& t) { return t.m == 0 || t.n == 0 || t.k == 0; });
@@ -430,11 +430,9 @@ class bsgemm_plan {
           for (const auto& t : *list) {
             const auto m = static_cast<std::size_t>(t.m), k = static_cast<std::size_t>(t.k);
             packed_a = std::max(packed_a, kernels::packed_shape<T>::a_elements(m, k));
-            edge = std::max(edge, kernels::packed_shape<T>::edge_elements(k));
           }
         }
       packed_a_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::packed_a", packed_a);
-      edge_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::edge", edge);
     }
     mark_first_writes(c_offset, cs);
     for (int k = 0; k < 2; ++k) {
@@ -517,8 +515,12 @@ class bsgemm_plan {
       std::size_t last = first;
       for (; last < products.size() && products[last].a == lead.a; ++last) {
         const auto& p = products[last];
+        // The next product's B tile is fetched while this one finishes (its A is packed here first).
+        kernels::following_product<T> following;
+        if (last + 1 < products.size())
+          following = {packed_a_.data(), b.data() + products[last + 1].b, products[last + 1].n, products[last + 1].k};
         kernels::packed_gemm<ExecutionSpace>(p.m, p.n, p.k, alpha, packed_a_.data(), b.data() + p.b, c.data() + p.c,
-                                             edge_.data(), may_overwrite && p.overwrite);
+                                             may_overwrite && p.overwrite, following);
         if (p.last) measure(p, c, norms);
       }
       first = last;
@@ -557,9 +559,9 @@ class bsgemm_plan {
   bool staged_ = true;
   double local_flops_ = 0, flops_ = 0;
   Kokkos::View<T*, memory_space> buffers_[2];
-  // The packed kernel's scratch: one packed A tile, one edge block of B columns.
+  // The packed kernel's scratch: one packed A tile.
   bool packed_ = false;
-  Kokkos::View<T*, memory_space> packed_a_, edge_;
+  Kokkos::View<T*, memory_space> packed_a_;
   std::vector<std::pair<std::size_t, std::size_t>> unwritten_;  // {offset, elements} of C tiles no product writes
   struct c_tile_ref {
     std::size_t offset, local, elements;
