@@ -93,11 +93,6 @@ class dgemm_reference {
   Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> a_, b_, c_;
 };
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 template <class T, class D, class B, class E>
 double checksum(const block_sparse_matrix<T, D, B, E>& c) {
   const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.local().values);
@@ -132,7 +127,7 @@ void measure(const communicator& comm, const options& opt, const std::string& pr
     times.push_back(comm.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
     ratios.push_back(plan.flops() / times.back() * 1e-9 / (rates.back() * comm.size()));
   }
-  const double per_core = median(rates), seconds = median(times), efficiency = median(ratios);
+  const double per_core = bench::median(rates), seconds = bench::median(times), efficiency = bench::median(ratios);
   const auto traffic = bench::traffic_per_run(comm, "bsgemm", opt.reps);
   const double sum = checksum(c);
   const double rss = bench::peak_rss_mb(comm);

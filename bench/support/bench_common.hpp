@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tessera::bench {
@@ -95,6 +96,12 @@ dist_matrix<T, Policy> input_matrix(const communicator& comm, const args& a) {
   return generate::uniform_random<T, Policy>(comm, a.random_n, a.random_n, a.nnz_per_row, a.seed);
 }
 
+/// The median of `values` (not empty).
+inline double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 /// Median over `reps` timed runs after one warm-up; each run's time is the slowest rank's.
 template <class F>
 double median_seconds(const communicator& comm, int reps, F&& run) {
@@ -106,8 +113,7 @@ double median_seconds(const communicator& comm, int reps, F&& run) {
     run();
     times.push_back(comm.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return median(std::move(times));
 }
 
 /// Traffic of one timed run: a scope's counters over all ranks, divided by the reps + 1 runs

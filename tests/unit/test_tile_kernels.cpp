@@ -83,7 +83,7 @@ void packed_kernel_matches_reference() {
       kernels::pack_a<host>(a.data(), m, k, packed.data());
       // With a following product named (here, itself) the kernel prefetches it: same result.
       const kernels::following_product<T> following =
-          overwrite ? kernels::following_product<T>{packed.data(), b.data(), n, k} : kernels::following_product<T>{};
+          overwrite ? kernels::following_product<T>{b.data(), n, k} : kernels::following_product<T>{};
       kernels::packed_gemm<host>(m, n, k, alpha, packed.data(), b.data(), c.data(), overwrite, following);
       check_close(c, want, k);
     }

@@ -207,12 +207,12 @@ void pack_a(const T* a, int m, int k, T* out) {
       });
 }
 
-/// The operands of the tile product that runs after this one, which
-/// packed_gemm fetches into L2 while it finishes (null pointers: none).
+/// The B tile of the tile product that runs after this one, which packed_gemm
+/// fetches into L2 while it finishes (null: none). Its A needs no hint: the
+/// caller packs it just before, so it is in cache.
 template <class T>
 struct following_product {
-  const T* packed_a = nullptr;  ///< its A, packed by pack_a
-  const T* b = nullptr;         ///< its B tile, column-major with leading dimension k
+  const T* b = nullptr;  ///< column-major with leading dimension k
   int n = 0, k = 0;
 };
 
@@ -250,8 +250,7 @@ void packed_gemm(int m, int n, int k, T alpha, const T* packed_a, const T* b, T*
             // The next block of B columns, fetched into L2 a slice per row panel while this block runs:
             // B is read in place, NR columns at a time, and the hardware prefetcher does not follow
             // the jump between blocks (measured +2% to +5% on tiles of 128 to 512). The last block
-            // of the product fetches the following product's first block of B columns and, when
-            // it has another A tile, its first A panel.
+            // of the product fetches the following product's first block of B columns.
             const bool ahead = q + 1 < col_panels;
             const bool follow = !ahead && k0 + depth >= k && p1 == row_panels && following.b != nullptr;
             const T* next = ahead ? b + static_cast<std::size_t>(q + 1) * nr * ldb + k0 : following.b;
@@ -260,17 +259,12 @@ void packed_gemm(int m, int n, int k, T alpha, const T* packed_a, const T* b, T*
             const int next_cols = ahead ? std::min(nr, n - (q + 1) * nr) : std::min(nr, following.n);
             constexpr int per_line = 64 / static_cast<int>(sizeof(T));
             const int lines_per_column = (next_steps + per_line - 1) / per_line;
-            const int a_lines = follow && following.packed_a != packed_a ? next_steps * mr / per_line : 0;
             const int slices = p1 - p0;
             for (int p = p0; p < p1; ++p) {
               if (ahead || follow) {
-                const int b_lines = lines_per_column * next_cols, total = b_lines + a_lines;
+                const int total = lines_per_column * next_cols;
                 const int from = total * (p - p0) / slices, to = total * (p - p0 + 1) / slices;
                 for (int line = from; line < to; ++line) {
-                  if (line >= b_lines) {
-                    detail::prefetch_l2(following.packed_a + static_cast<std::size_t>(line - b_lines) * per_line);
-                    continue;
-                  }
                   const int j = line / lines_per_column, l = (line % lines_per_column) * per_line;
                   detail::prefetch_l2(next + static_cast<std::size_t>(j) * next_ld + static_cast<std::size_t>(l));
                 }
@@ -278,8 +272,8 @@ void packed_gemm(int m, int n, int k, T alpha, const T* packed_a, const T* b, T*
               const T* a = packed_a + static_cast<std::size_t>(p) * mr * static_cast<std::size_t>(k) +
                            static_cast<std::size_t>(k0) * mr;
               T* const block = c + static_cast<std::size_t>(q) * nr * ldc + static_cast<std::size_t>(p) * mr;
-              // A's first column block reads each panel from memory (packed by its owner, then
-              // fetched), so the next panel is fetched into L2 meanwhile; later blocks find A in L2.
+              // The first column block meets each A panel first; a packed tile of up to 2 MB need not
+              // all be in L2 still, so the next panel is fetched meanwhile. Later blocks find A in L2.
               const T* next_panel = q == 0 && p + 1 < p1 ? a + static_cast<std::size_t>(mr) * k : nullptr;
               detail::dispatch_micro_kernel<lanes>(std::make_integer_sequence<int, nr>{},
                                                    std::make_integer_sequence<int, lanes::row_regs>{}, cols, kc, a,

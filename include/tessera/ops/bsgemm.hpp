@@ -515,10 +515,10 @@ class bsgemm_plan {
       std::size_t last = first;
       for (; last < products.size() && products[last].a == lead.a; ++last) {
         const auto& p = products[last];
-        // The next product's B tile is fetched while this one finishes (its A is packed here first).
+        // The next product's B tile is fetched while this one finishes.
         kernels::following_product<T> following;
         if (last + 1 < products.size())
-          following = {packed_a_.data(), b.data() + products[last + 1].b, products[last + 1].n, products[last + 1].k};
+          following = {b.data() + products[last + 1].b, products[last + 1].n, products[last + 1].k};
         kernels::packed_gemm<ExecutionSpace>(p.m, p.n, p.k, alpha, packed_a_.data(), b.data() + p.b, c.data() + p.c,
                                              may_overwrite && p.overwrite, following);
         if (p.last) measure(p, c, norms);
