@@ -4,7 +4,7 @@
 //
 //   mpiexec -n 2 bench_bsgemm [--tiles 32:128,128:512] [--densities 1,0.3,0.1,0.03] [--m 1024] [--n N]
 //                             [--memory-mb 1024] [--grid-rows 1] [--contract] [--reps 3] [--backend rma]
-//                             [--tile-kernel auto|blas|packed]
+//                             [--tile-kernel auto|blas|packed] [--a-memory shared|private]
 //
 // GFLOP/s count the flops of nonzero tile products only (what the plan executes). "efficiency" is
 // the median over reps of (GFLOP/s) / (ranks x one-core DGEMM rate), each product timed right after
@@ -29,13 +29,15 @@ struct options : bench::synthetic_options {
   bool synthetic = true;
   bsgemm_tile_kernel tile_kernel = bsgemm_tile_kernel::automatic;
   std::string backend = "rma";
+  bool shared_a = true;  // A in node-shared memory (share_on_node): read in place on one node
 };
 
 [[noreturn]] void usage(int code) {
   fmt::print(code == 0 ? stdout : stderr,
              "usage: bench_bsgemm [--tiles LO:HI,...] [--densities D,...] [--m M] [--n N] [--memory-mb MB]\n"
              "                    [--grid-rows p] [--no-contract] [--contract-only] [--seed S] [--reps N]\n"
-             "                    [--backend rma|progress|aggregator] [--tile-kernel auto|blas|packed]\n");
+             "                    [--backend rma|progress|aggregator] [--tile-kernel auto|blas|packed]\n"
+             "                    [--a-memory shared|private]\n");
   std::exit(code);
 }
 
@@ -61,6 +63,11 @@ options parse(int argc, char** argv) {
       else usage(2);
     }
     else if (arg == "--backend") o.backend = value();
+    else if (arg == "--a-memory") {
+      const std::string m = value();
+      if (m != "shared" && m != "private") usage(2);
+      o.shared_a = m == "shared";
+    }
     else if (arg == "--help" || arg == "-h") usage(0);
     else usage(2);
   }
@@ -103,8 +110,9 @@ double checksum(const block_sparse_matrix<T, D, B, E>& c) {
 
 template <class Backend>
 void measure(const communicator& comm, const options& opt, const std::string& problem,
-             const block_sparse_matrix<double, block_cyclic_2d, Backend>& a,
+             const block_sparse_matrix<double, block_cyclic_2d, Backend>& private_a,
              const block_sparse_matrix<double, replicated_columns, Backend>& b) {
+  const auto a = opt.shared_a ? share_on_node(private_a) : private_a;
   const bsgemm_options bo{.memory_bytes = static_cast<std::size_t>(opt.memory_mb * 1024 * 1024),
                           .screening_threshold = 0.0,
                           .tile_kernel = opt.tile_kernel};
@@ -135,12 +143,13 @@ void measure(const communicator& comm, const options& opt, const std::string& pr
   const double gflops = plan.flops() / seconds * 1e-9;
   if (comm.rank() == 0)
     fmt::print("{{\"bench\": \"bsgemm\", \"matrix\": \"{}\", \"m\": {}, \"n\": {}, \"k\": {}, \"np\": {}, "
-               "\"grid\": \"{}x{}\", \"backend\": \"{}\", \"tile_kernel\": \"{}\", \"density_a\": {:.4f}, \"density_b\": {:.4f}, "
+               "\"grid\": \"{}x{}\", \"backend\": \"{}\", \"tile_kernel\": \"{}\", \"a_read\": \"{}\", \"density_a\": {:.4f}, \"density_b\": {:.4f}, "
                "\"density_c\": {:.4f}, \"flops\": {:.6g}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.3f}, "
                "\"dgemm_gflops_per_core\": {:.3f}, \"efficiency\": {:.3f}, \"blocks\": {}, \"chunks\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, "
                "\"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
                problem, a.num_rows(), b.num_cols(), a.num_cols(), comm.size(), a.mapping().grid().p,
-               a.mapping().grid().q, Backend::name(), plan.packed_tiles() ? "packed" : "blas", a.density(), b.density(), c.density(), plan.flops(), seconds,
+               a.mapping().grid().q, Backend::name(), plan.packed_tiles() ? "packed" : "blas",
+               plan.read_a_in_place() ? "in_place" : "fetched", a.density(), b.density(), c.density(), plan.flops(), seconds,
                opt.reps, gflops, per_core, efficiency, blocks, chunks, sum, traffic.total.bytes,
                traffic.total.messages, rss);
 }

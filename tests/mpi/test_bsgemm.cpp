@@ -256,6 +256,100 @@ TEST_CASE("bsgemm fetches exactly the A tiles each rank needs, and a plan is reu
   }
 }
 
+// Every rank reads A only from ranks of its grid row: in place when each grid row lies on one node.
+bool grid_rows_on_nodes(process_grid grid, int ranks_per_node) {
+  if (ranks_per_node <= 0) return true;  // one real node
+  for (int r = 0; r < grid.p; ++r)
+    for (int c = 0; c < grid.q; ++c)
+      if (grid.rank(r, c) / ranks_per_node != grid.rank(r, 0) / ranks_per_node) return false;
+  return true;
+}
+
+TEST_CASE_TEMPLATE("bsgemm reads a node-shared A in place: no transfer, the same C", B, mpi_rma, aggregator) {
+  const auto& comm = test::world();
+  const auto pr = irregular_problem();
+  // The default budget (one chunk) and a small one (many blocks and chunks), on both tile kernels.
+  for (const std::size_t budget : {std::size_t{1} << 30, std::size_t{12000}})
+    for (auto options : both_tile_kernels())
+      for (const auto grid : grids_of(comm.size())) {
+        INFO("grid " << grid.p << " x " << grid.q << ", budget " << budget);
+        options.memory_bytes = budget;
+        auto [private_a, b] = make_operands<B>(comm, pr, grid, 0.7, 0.6, 3);
+        auto a = share_on_node(private_a);
+        REQUIRE(is_node_shared(a));
+        bsgemm_plan<double, B> plan(a, b, options);
+        auto c = plan.make_c();
+        comm.stats().reset();
+        plan.apply(1.0, a, b, 0.0, c);
+        CHECK(plan.read_a_in_place());
+        CHECK(comm.stats().of("bsgemm").bytes == 0);
+        CHECK(comm.stats().of("bsgemm").messages == 0);
+        INFO("in place");
+        require_close(gather_dense(c), reference(1.0, a, b, 0.0, {}, 0.0));
+
+        // New values written in place (an iteration of the contraction): still shared, still right.
+        auto values = a.local().values;
+        for (std::size_t e = 0; e < values.extent(0); ++e) values(e) = 0.5 * values(e) + 0.25;
+        const auto c0 = gather_dense(c);
+        plan.apply(2.0, a, b, -1.0, c);
+        CHECK(plan.read_a_in_place());
+        INFO("in place, new values");
+        require_close(gather_dense(c), reference(2.0, a, b, -1.0, c0, 0.0));
+
+        // The same plan on the private copy fetches, as it must: the plans' two paths agree.
+        comm.stats().reset();
+        plan.apply(1.0, private_a, b, 0.0, c);
+        CHECK_FALSE(plan.read_a_in_place());
+        if constexpr (std::is_same_v<B, mpi_rma>)
+          CHECK(comm.stats().of("bsgemm").bytes == plan.fetched_elements() * sizeof(double));
+        INFO("fetched");
+        require_close(gather_dense(c), reference(1.0, private_a, b, 0.0, {}, 0.0));
+
+        // Ranks that disagree (rank 0 passes its private copy, given the same values) all fetch.
+        Kokkos::deep_copy(private_a.local().values, a.local().values);
+        const auto& mixed = comm.rank() == 0 ? private_a : a;
+        plan.apply(1.0, mixed, b, 0.0, c);
+        CHECK_FALSE(plan.read_a_in_place());
+        INFO("mixed");
+        require_close(gather_dense(c), reference(1.0, a, b, 0.0, {}, 0.0));
+      }
+}
+
+TEST_CASE("bsgemm reads A in place only when its grid row shares a node (emulated nodes)") {
+  const auto& comm = test::world();
+  const auto pr = irregular_problem();
+  for (const int ranks_per_node : {1, 2})
+    for (const auto grid : grids_of(comm.size())) {
+      INFO("grid " << grid.p << " x " << grid.q << ", " << ranks_per_node << " ranks per node");
+      auto [private_a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.7, 0.6);
+      auto a = share_on_node(private_a, ranks_per_node);
+      bsgemm_plan<double, mpi_rma> plan(a, b);
+      auto c = plan.make_c();
+      // Ranks that read nothing (a grid row of one) never leave their node.
+      const bool expected = grid.q == 1 || grid_rows_on_nodes(grid, ranks_per_node);
+      comm.stats().reset();
+      plan.apply(1.0, a, b, 0.0, c);
+      CHECK(plan.read_a_in_place() == expected);
+      CHECK(comm.stats().of("bsgemm").bytes == (expected ? 0 : plan.fetched_elements() * sizeof(double)));
+      require_close(gather_dense(c), reference(1.0, a, b, 0.0, {}, 0.0));
+    }
+}
+
+TEST_CASE("share_on_node keeps the matrix, and a new View makes it private again") {
+  const auto& comm = test::world();
+  const auto pr = irregular_problem();
+  const auto grid = grids_of(comm.size()).back();
+  auto [private_a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.7, 0.6);
+  auto a = share_on_node(private_a);
+  CHECK(is_node_shared(a));
+  CHECK_FALSE(is_node_shared(private_a));
+  CHECK(a.shape() == private_a.shape());
+  CHECK(gather_dense(a) == gather_dense(private_a));
+  CHECK(a.local().values.data() != private_a.local().values.data());
+  a.local().values = Kokkos::View<double*, Kokkos::HostSpace>("copy", a.local().values.extent(0));
+  CHECK_FALSE(is_node_shared(a));
+}
+
 TEST_CASE("bsgemm rejects bad input on every rank") {
   const auto& comm = test::world();
   const auto pr = irregular_problem();

@@ -11,7 +11,9 @@
 ///    by half the granted memory (worst fit); for each block, the A tiles it
 ///    needs are cut into chunks of a quarter of it, one tile per A row in a
 ///    cyclic sweep, and fetched one-sided, the next chunk in flight while the
-///    current one is multiplied;
+///    current one is multiplied; or, when A is in node-shared memory
+///    (share_on_node) and its readers share a node, read where it lies, with
+///    no copy at all;
 ///  - an inspector (bsgemm_plan's constructor) does all of that from the
 ///    shapes alone; the executor (apply) only moves tiles and multiplies them
 ///    (bsgemm_tile_kernel: on the host, the packed kernel of
@@ -29,6 +31,7 @@
 #include "../kernels/tile_gemm.hpp"
 #include "../matrix/block_sparse_matrix.hpp"
 #include "../matrix/gather.hpp"
+#include "../matrix/share_on_node.hpp"
 #include "detail/bsgemm_inspect.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -136,7 +139,6 @@ class bsgemm_plan {
     comm_.allreduce_inplace(readers, MPI_SUM);
     staged_ = readers[static_cast<std::size_t>(comm_.rank())] > 0;
     context_ = std::make_unique<backend_context>(comm_, typename Backend::options{});
-    staging_ = context_->template allocate<T>(a.local().num_elements());
   }
 
   /// C = alpha * A * B + beta * C (collective). A and B must have the shapes the
@@ -169,35 +171,15 @@ class bsgemm_plan {
     else if (reuse && beta != T{1}) scale_in_place(beta, tiles.values);
     else if (!reuse && beta != T{0}) scale_old_c(beta, c, tiles);
 
-    // Stage this rank's A where the others can fetch it.
-    if (staged_) Kokkos::deep_copy(staging_.local_view(), a.local().values);
-    context_->barrier();
-
     const Kokkos::View<const T*, memory_space> a_local = a.local().values, b_local = b.local().values;
     // On the host each C tile is measured right after its last product, while it is in cache.
     std::vector<double> norms(host_space ? tiles.num_tiles() : 0, -1.0);
-    std::vector<request> in_flight;
-    auto start = [&](std::size_t k) {
-      const auto& buffer = host_buffers_[k % 2];
-      for (const auto& g : chunks_[k].gets)
-        in_flight.push_back(context_->get_nb(staging_, g.owner, g.remote, std::span<T>(buffer.data() + g.local, g.count)));
-    };
-    if (!chunks_.empty()) start(0);
-    for (std::size_t k = 0; k < chunks_.size(); ++k) {
-      std::vector<request> current = std::move(in_flight);
-      in_flight.clear();
-      // The other buffer is free (chunk k - 1 is done): prefetch chunk k + 1 into it.
-      if (k + 1 < chunks_.size()) start(k + 1);
-      // Local A tiles need no transfer: multiply them while the chunk arrives.
-      run_products(chunks_[k].local_products, alpha, a_local, b_local, tiles.values, overwrite, norms);
-      wait_all(current);
-      Kokkos::deep_copy(buffers_[k % 2], host_buffers_[k % 2]);
-      const Kokkos::View<const T*, memory_space> chunk = buffers_[k % 2];
-      run_products(chunks_[k].fetched_products, alpha, chunk, b_local, tiles.values, overwrite, norms);
+    read_in_place_ = agree_in_place(a);
+    if (read_in_place_) {
+      run_in_place(alpha, a, a_local, b_local, tiles.values, overwrite, norms);
+    } else {
+      run_fetched(alpha, a, a_local, b_local, tiles.values, overwrite, norms);
     }
-    ExecutionSpace().fence();
-    // Nobody may restage its A while others still read it.
-    context_->barrier();
     if constexpr (host_space) {
       for (std::size_t t = 0; t < norms.size(); ++t)
         if (norms[t] < 0)
@@ -226,18 +208,103 @@ class bsgemm_plan {
     return g;
   }
   [[nodiscard]] const block_sparse_shape& c_shape() const noexcept { return c_shape_; }
+  /// True when the last apply read the other ranks' A tiles in place, in node-shared memory
+  /// (A made by share_on_node, all its readers on one node), instead of fetching them.
+  [[nodiscard]] bool read_a_in_place() const noexcept { return read_in_place_; }
   /// True when the tiles are multiplied by the packed host kernel (bsgemm_tile_kernel).
   [[nodiscard]] bool packed_tiles() const noexcept { return packed_; }
   [[nodiscard]] const block_cyclic_2d::mapping& c_mapping() const noexcept { return c_mapping_; }
 
  private:
+  // Whether this apply reads the other ranks' A tiles in place: A is node-shared on every rank
+  // (one share_on_node, the same everywhere), and every rank it reads from shares this rank's node.
+  bool agree_in_place(const a_type& a) const {
+    const auto& shared = a.local().node_shared;
+    bool mine = host_space && is_node_shared(a);
+    if (mine)
+      for (const auto& ch : chunks_)
+        for (const auto& g : ch.gets) mine = mine && shared->on_node(g.owner);
+    const auto id = mine ? static_cast<std::int64_t>(shared->id()) : std::int64_t{-1};
+    // Stores into A before this call reach the readers (ordered by this allreduce).
+    if (mine) shared->sync();
+    std::vector<std::int64_t> agreed{id, -id};
+    comm_.allreduce_inplace(agreed, MPI_MIN);
+    const bool everywhere = agreed[0] >= 0 && agreed[0] == -agreed[1];
+    if (everywhere) shared->sync();
+    return everywhere;
+  }
+
+  // Fetched tiles read where they lie in the owners' node-shared A.
+  void run_in_place(T alpha, const a_type& a, const Kokkos::View<const T*, memory_space>& a_local,
+                    const Kokkos::View<const T*, memory_space>& b_local, const Kokkos::View<T*, memory_space>& c,
+                    bool overwrite, std::vector<double>& norms) {
+    if constexpr (!host_space) return;  // node-shared memory is host memory: never agreed
+    const auto& shared = *a.local().node_shared;
+    for (const auto& ch : chunks_) {
+      run_products(ch.local_products, alpha, a_local, b_local, c, overwrite, norms);
+      for (const auto& run : ch.in_place) {
+        const auto there = shared.peer(run.owner);
+        const Kokkos::View<const T*, memory_space> owner_a(there.data(), there.size());
+        run_products(run.products, alpha, owner_a, b_local, c, overwrite, norms);
+      }
+    }
+    ExecutionSpace().fence();
+    // Nobody may write its A while others still read it.
+    shared.sync();
+    comm_.barrier();
+    shared.sync();
+  }
+
+  // Fetched tiles copied into this rank's chunk buffers, the next chunk in flight while one is multiplied.
+  void run_fetched(T alpha, const a_type& a, const Kokkos::View<const T*, memory_space>& a_local,
+                   const Kokkos::View<const T*, memory_space>& b_local, const Kokkos::View<T*, memory_space>& c,
+                   bool overwrite, std::vector<double>& norms) {
+    // Made at the first apply that fetches (collective: every rank agreed to fetch).
+    if (!staging_.valid()) staging_ = context_->template allocate<T>(a.local().num_elements());
+    if (buffers_[0].extent(0) != buffer_elements_)
+      for (int k = 0; k < 2; ++k) {
+        buffers_[k] = Kokkos::View<T*, memory_space>("tessera::bsgemm::chunk", buffer_elements_);
+        host_buffers_[k] = Kokkos::create_mirror_view(buffers_[k]);
+      }
+    // Stage this rank's A where the others can fetch it.
+    if (staged_) Kokkos::deep_copy(staging_.local_view(), a.local().values);
+    context_->barrier();
+    std::vector<request> in_flight;
+    auto start = [&](std::size_t k) {
+      const auto& buffer = host_buffers_[k % 2];
+      for (const auto& g : chunks_[k].gets)
+        in_flight.push_back(context_->get_nb(staging_, g.owner, g.remote, std::span<T>(buffer.data() + g.local, g.count)));
+    };
+    if (!chunks_.empty()) start(0);
+    for (std::size_t k = 0; k < chunks_.size(); ++k) {
+      std::vector<request> current = std::move(in_flight);
+      in_flight.clear();
+      // The other buffer is free (chunk k - 1 is done): prefetch chunk k + 1 into it.
+      if (k + 1 < chunks_.size()) start(k + 1);
+      // Local A tiles need no transfer: multiply them while the chunk arrives.
+      run_products(chunks_[k].local_products, alpha, a_local, b_local, c, overwrite, norms);
+      wait_all(current);
+      Kokkos::deep_copy(buffers_[k % 2], host_buffers_[k % 2]);
+      const Kokkos::View<const T*, memory_space> chunk = buffers_[k % 2];
+      run_products(chunks_[k].fetched_products, alpha, chunk, b_local, c, overwrite, norms);
+    }
+    ExecutionSpace().fence();
+    // Nobody may restage its A while others still read it.
+    context_->barrier();
+  }
+
   struct get_op {
     int owner;
     std::size_t remote, local, count;
   };
+  struct owner_products {
+    int owner;
+    std::vector<kernels::tile_product> products;  ///< A at offsets on `owner`
+  };
   struct chunk {
     std::vector<get_op> gets;
     std::vector<kernels::tile_product> local_products, fetched_products;
+    std::vector<owner_products> in_place;  ///< fetched_products, in order, grouped by owner
   };
 
   static bool same_pattern(const block_sparse_shape& x, const block_sparse_shape& y) {
@@ -375,14 +442,26 @@ class bsgemm_plan {
       const auto cut = detail::cyclic_chunks(rows, [&](std::size_t t) { return elems_a(t) * sizeof(T); }, chunk_capacity);
       std::vector<std::size_t> chunk_of(as.num_nonzero_tiles()), place(as.num_nonzero_tiles());
       const std::size_t first_chunk = chunks_.size();
+      const auto owner_of = [&](std::size_t at) {
+        const auto& t = as.tiles()[at];
+        return a.mapping().tile_owner(static_cast<std::size_t>(t.row), static_cast<std::size_t>(t.col));
+      };
+      const auto offset_on_owner = [&](std::size_t at) {
+        return a_offset[static_cast<std::size_t>(grid.col_of(owner_of(at)))][at];
+      };
       for (std::size_t k = 0; k < cut.size(); ++k) {
         chunk ch;
         std::size_t filled = 0;
-        for (std::size_t at : cut[k]) {
+        // A chunk's tiles by owner, as they lie there: one get per contiguous run, and the buffer
+        // holds each owner's tiles in the order they are read in place (apply_in_place).
+        auto tiles_of_chunk = cut[k];
+        std::sort(tiles_of_chunk.begin(), tiles_of_chunk.end(), [&](std::size_t x, std::size_t y) {
+          return std::pair(owner_of(x), offset_on_owner(x)) < std::pair(owner_of(y), offset_on_owner(y));
+        });
+        for (std::size_t at : tiles_of_chunk) {
           chunk_of[at] = first_chunk + k;
-          const auto& t = as.tiles()[at];
-          const int owner = a.mapping().tile_owner(static_cast<std::size_t>(t.row), static_cast<std::size_t>(t.col));
-          const std::size_t remote = a_offset[static_cast<std::size_t>(grid.col_of(owner))][at];
+          const int owner = owner_of(at);
+          const std::size_t remote = offset_on_owner(at);
           if (owner == me) {
             place[at] = remote;  // read in place from the local A
             continue;
@@ -412,33 +491,42 @@ class bsgemm_plan {
                                        static_cast<int>(bs.col_tiles().size(static_cast<std::size_t>(tb.col))),
                                        static_cast<int>(bs.row_tiles().size(static_cast<std::size_t>(tb.row)))};
         local_flops_ += 2.0 * tp.m * tp.n * tp.k;
-        const int owner =
-            a.mapping().tile_owner(static_cast<std::size_t>(ta.row), static_cast<std::size_t>(ta.col));
         auto& ch = chunks_[chunk_of[p.a]];
-        (owner == me ? ch.local_products : ch.fetched_products).push_back(tp);
+        (owner_of(p.a) == me ? ch.local_products : ch.fetched_products).push_back(tp);
       }
     }
-    if (packed_) {
-      // Each A tile's products together: it is packed once, then meets its B tiles.
-      std::size_t packed_a = 0;
-      for (auto& ch : chunks_)
-        for (auto* list : {&ch.local_products, &ch.fetched_products}) {
-          std::erase_if(*list, [](const kernels::tile_product& t) { return t.m == 0 || t.n == 0 || t.k == 0; });
-          std::stable_sort(list->begin(), list->end(), [](const kernels::tile_product& x, const kernels::tile_product& y) {
-            return x.a < y.a;
-          });
-          for (const auto& t : *list) {
-            const auto m = static_cast<std::size_t>(t.m), k = static_cast<std::size_t>(t.k);
-            packed_a = std::max(packed_a, kernels::packed_shape<T>::a_elements(m, k));
-          }
-        }
-      packed_a_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::packed_a", packed_a);
-    }
+    // Each A tile's products together (the packed kernel packs it once, then it meets its B tiles),
+    // and so, fetched tiles by owner. Empty products write nothing: C tiles only they touch are unwritten_.
+    std::size_t packed_a = 0;
+    for (auto& ch : chunks_)
+      for (auto* list : {&ch.local_products, &ch.fetched_products}) {
+        std::erase_if(*list, [](const kernels::tile_product& t) { return t.m == 0 || t.n == 0 || t.k == 0; });
+        std::stable_sort(list->begin(), list->end(),
+                         [](const kernels::tile_product& x, const kernels::tile_product& y) { return x.a < y.a; });
+        for (const auto& t : *list)
+          packed_a = std::max(packed_a, kernels::packed_shape<T>::a_elements(static_cast<std::size_t>(t.m),
+                                                                            static_cast<std::size_t>(t.k)));
+      }
+    if (packed_) packed_a_ = Kokkos::View<T*, memory_space>("tessera::bsgemm::packed_a", packed_a);
     mark_first_writes(c_offset, cs);
-    for (int k = 0; k < 2; ++k) {
-      buffers_[k] = Kokkos::View<T*, memory_space>("tessera::bsgemm::chunk", buffer_elements);
-      host_buffers_[k] = Kokkos::create_mirror_view(buffers_[k]);
+    for (auto& ch : chunks_) ch.in_place = read_in_place(ch);
+    buffer_elements_ = buffer_elements;
+  }
+
+  // The fetched products of a chunk with A read where it lies on its owner: the chunk buffer's
+  // tiles are its gets' runs back to back, so a buffer position names an owner and an offset there.
+  static std::vector<owner_products> read_in_place(const chunk& ch) {
+    std::vector<owner_products> runs;
+    for (auto p : ch.fetched_products) {
+      const auto g = std::upper_bound(ch.gets.begin(), ch.gets.end(), p.a,
+                                      [](std::size_t place, const get_op& x) { return place < x.local; });
+      TESSERA_REQUIRE(g != ch.gets.begin(), internal, "bsgemm: fetched A tile at {} outside the chunk's gets", p.a);
+      const auto& from = *std::prev(g);
+      p.a = from.remote + (p.a - from.local);
+      if (runs.empty() || runs.back().owner != from.owner) runs.push_back({from.owner, {}});
+      runs.back().products.push_back(p);
     }
+    return runs;
   }
 
   static constexpr std::size_t npos_offset = static_cast<std::size_t>(-1);  // tile_offsets_on: not on this rank
@@ -556,7 +644,8 @@ class bsgemm_plan {
   block_cyclic_2d::mapping c_mapping_;
   std::vector<chunk> chunks_;
   std::size_t num_blocks_ = 0, fetched_elements_ = 0;
-  bool staged_ = true;
+  bool staged_ = true, read_in_place_ = false;
+  std::size_t buffer_elements_ = 0;
   double local_flops_ = 0, flops_ = 0;
   Kokkos::View<T*, memory_space> buffers_[2];
   // The packed kernel's scratch: one packed A tile.

@@ -18,10 +18,16 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace tessera {
+
+template <class T>
+  requires std::is_trivially_copyable_v<T>
+class node_shared_array;
 
 /// One nonzero tile of a shape.
 struct tile_norm {
@@ -120,7 +126,9 @@ class block_sparse_shape {
 ///
 /// `index[k]` is the position in the shape's tiles() of local tile k, and
 /// `offset[k]` its first element in `values`; both are host metadata of the
-/// plan, the values live in `MemorySpace`.
+/// plan, the values live in `MemorySpace`. When `node_shared` is set,
+/// `values` is its local part (share_on_node), which the ranks of a node read
+/// in place.
 template <class T, class MemorySpace>
 struct block_sparse_tiles {
   using value_type = T;
@@ -131,6 +139,8 @@ struct block_sparse_tiles {
   std::vector<std::size_t> index;
   std::vector<std::size_t> offset{0};  ///< one more than index: offset.back() is the element count
   Kokkos::View<T*, MemorySpace> values;
+  /// The node-shared memory `values` lives in, if any (matrix/share_on_node.hpp).
+  std::shared_ptr<node_shared_array<T>> node_shared;
 
   [[nodiscard]] std::size_t num_tiles() const noexcept { return index.size(); }
   [[nodiscard]] std::size_t num_elements() const noexcept { return offset.back(); }

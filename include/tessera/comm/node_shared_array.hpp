@@ -1,0 +1,139 @@
+#pragma once
+/// @file
+/// node_shared_array<T>: each rank's elements in one shared-memory window per
+/// node (MPI_Win_allocate_shared), so that a rank reads its node peers' data in
+/// place, with plain loads, instead of copying it through a backend.
+
+#include <mpi.h>
+
+#include "../core/error.hpp"
+#include "communicator.hpp"
+#include "mpi_check.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+namespace tessera {
+
+namespace detail {
+/// The last node_shared_array id handed out in this process (see node_shared_array::id).
+inline std::uint64_t last_node_shared_id = 0;
+}  // namespace detail
+
+/// `n` elements on each rank of a communicator, allocated in its node's
+/// shared-memory window: a rank reads (and may write) the elements of every
+/// rank on its node in place.
+///
+/// Made collectively; destroyed collectively over each node (MPI_Win_free):
+/// destroy arrays in the same order on every rank. Plain loads and stores
+/// are ordered across ranks by sync() on both sides of a barrier:
+/// `writer: store; sync(); barrier` then `reader: barrier; sync(); load`.
+template <class T>
+  requires std::is_trivially_copyable_v<T>
+class node_shared_array {
+ public:
+  /// Collective over `comm`: `n` elements on this rank. `ranks_per_node` > 0
+  /// emulates nodes of that many consecutive ranks within each real node (to
+  /// test code that treats node peers and other ranks apart on one machine).
+  node_shared_array(const communicator& comm, std::size_t n, int ranks_per_node = 0) : comm_(comm) {
+    const int me = comm.rank();
+    const int fewest = comm.min(ranks_per_node), most = comm.max(ranks_per_node);
+    TESSERA_REQUIRE(fewest == most && fewest >= 0, invalid_argument,
+                    "node_shared_array: ranks_per_node must be the same non-negative count on every rank (got {} to {})",
+                    fewest, most);
+    TESSERA_MPI(MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node_));
+    if (ranks_per_node > 0) {
+      int physical_rank = 0;
+      TESSERA_MPI(MPI_Comm_rank(node_, &physical_rank));
+      MPI_Comm emulated = MPI_COMM_NULL;
+      TESSERA_MPI(MPI_Comm_split(node_, physical_rank / ranks_per_node, physical_rank, &emulated));
+      MPI_Comm_free(&node_);
+      node_ = emulated;
+    }
+    // Each rank's node, named by the lowest rank on it.
+    int node_size = 0;
+    TESSERA_MPI(MPI_Comm_size(node_, &node_size));
+    std::vector<int> node_members(static_cast<std::size_t>(node_size));
+    TESSERA_MPI(MPI_Allgather(&me, 1, MPI_INT, node_members.data(), 1, MPI_INT, node_));
+    node_of_ = comm.allgather(node_members.front());
+
+    // Each rank's part in its own pages (not packed against its neighbours'), first touched by its owner.
+    MPI_Info info = MPI_INFO_NULL;
+    TESSERA_MPI(MPI_Info_create(&info));
+    TESSERA_MPI(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+    void* base = nullptr;
+    const int status = MPI_Win_allocate_shared(static_cast<MPI_Aint>(n * sizeof(T)), static_cast<int>(sizeof(T)),
+                                               info, node_, &base, &window_);
+    MPI_Info_free(&info);
+    TESSERA_MPI(status);
+    TESSERA_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
+    local_ = {static_cast<T*>(base), n};
+
+    // Node peers' parts, by rank of `comm` (a node communicator orders ranks as `comm` does: key = rank).
+    // Their lengths come from the ranks themselves: MPI may report a part rounded up to whole pages.
+    const auto extents = comm.allgather(static_cast<std::uint64_t>(n));
+    peers_.resize(static_cast<std::size_t>(comm.size()));
+    for (int node_rank = 0; node_rank < node_size; ++node_rank) {
+      MPI_Aint bytes = 0;
+      int unit = 0;
+      void* at = nullptr;
+      TESSERA_MPI(MPI_Win_shared_query(window_, node_rank, &bytes, &unit, &at));
+      const auto rank = static_cast<std::size_t>(node_members[static_cast<std::size_t>(node_rank)]);
+      peers_[rank] = std::span<T>(static_cast<T*>(at), static_cast<std::size_t>(extents[rank]));
+    }
+    // Unique in this process and the same on every rank of `comm`.
+    id_ = comm.max(detail::last_node_shared_id + 1);
+    detail::last_node_shared_id = id_;
+  }
+
+  node_shared_array(const node_shared_array&) = delete;
+  node_shared_array& operator=(const node_shared_array&) = delete;
+
+  ~node_shared_array() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    MPI_Win_unlock_all(window_);
+    MPI_Win_free(&window_);
+    MPI_Comm_free(&node_);
+  }
+
+  /// This rank's elements.
+  [[nodiscard]] std::span<T> local() const noexcept { return local_; }
+  /// Whether `rank` (of the communicator) is on this rank's node, so that peer(rank) can be read in place.
+  [[nodiscard]] bool on_node(int rank) const {
+    check_rank(rank);
+    return node_of_[static_cast<std::size_t>(rank)] == node_of_[static_cast<std::size_t>(comm_.rank())];
+  }
+  /// The elements of `rank`, a rank on this node.
+  [[nodiscard]] std::span<T> peer(int rank) const {
+    TESSERA_REQUIRE(on_node(rank), invalid_argument,
+                    "node_shared_array: rank {} is on another node than rank {}; its elements cannot be read in place",
+                    rank, comm_.rank());
+    return peers_[static_cast<std::size_t>(rank)];
+  }
+  /// The same on every rank of the communicator, and different for every array this process makes.
+  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+  [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
+  /// Orders this rank's loads and stores on the window against the other ranks' (MPI_Win_sync).
+  void sync() const { TESSERA_MPI(MPI_Win_sync(window_)); }
+
+ private:
+  void check_rank(int rank) const {
+    TESSERA_REQUIRE(rank >= 0 && rank < comm_.size(), index_out_of_range,
+                    "node_shared_array: rank {} is not a rank of the communicator (size {})", rank, comm_.size());
+  }
+
+  communicator comm_;
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Win window_ = MPI_WIN_NULL;
+  std::span<T> local_;
+  std::vector<int> node_of_;
+  std::vector<std::span<T>> peers_;
+  std::uint64_t id_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,48 @@
+#pragma once
+/// @file
+/// share_on_node: a block-sparse matrix whose local tiles live in memory the
+/// ranks of a node share, so that operations read node peers' tiles in place
+/// (bsgemm reads A this way: no staging copy, no fetch).
+
+#include "../comm/node_shared_array.hpp"
+#include "block_sparse_matrix.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <memory>
+#include <type_traits>
+
+namespace tessera {
+
+/// A copy of `a` with its local tiles in node-shared memory (collective).
+///
+/// Write new values into the result's `local().values` in place (the
+/// tensor-contraction loop refines A this way) and it stays shared; a new
+/// View assigned to `values` is private again. The shared memory is freed
+/// collectively over each node with the last copy of the tiles: destroy such
+/// matrices in the same order on every rank. `ranks_per_node` > 0 emulates
+/// smaller nodes (node_shared_array).
+template <class T, class D, class B, class E>
+[[nodiscard]] block_sparse_matrix<T, D, B, E> share_on_node(const block_sparse_matrix<T, D, B, E>& a,
+                                                            int ranks_per_node = 0) {
+  using memory_space = typename block_sparse_matrix<T, D, B, E>::memory_space;
+  static_assert(std::is_same_v<memory_space, Kokkos::HostSpace>,
+                "tessera::share_on_node: node-shared memory is host memory; the matrix's execution space must use "
+                "Kokkos::HostSpace");
+  auto memory = std::make_shared<node_shared_array<T>>(a.comm(), a.local().num_elements(), ranks_per_node);
+  auto tiles = a.local();
+  tiles.values = Kokkos::View<T*, memory_space>(memory->local().data(), memory->local().size());
+  Kokkos::deep_copy(tiles.values, a.local().values);
+  tiles.node_shared = std::move(memory);
+  return block_sparse_matrix<T, D, B, E>(a.comm(), a.mapping(), a.shape(), std::move(tiles));
+}
+
+/// True when `a`'s local tiles are (still) the node-shared memory share_on_node gave them.
+template <class T, class D, class B, class E>
+[[nodiscard]] bool is_node_shared(const block_sparse_matrix<T, D, B, E>& a) noexcept {
+  const auto& tiles = a.local();
+  return tiles.node_shared != nullptr && tiles.values.data() == tiles.node_shared->local().data() &&
+         tiles.values.extent(0) == tiles.node_shared->local().size();
+}
+
+}  // namespace tessera
