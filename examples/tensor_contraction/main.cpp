@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -27,6 +28,7 @@ struct options {
   std::uint64_t seed = 1;
   std::string backend = "rma";
   bool check = false;
+  bool shared_t = true;  // T in node-shared memory: ranks on one node read each other's tiles in place
 };
 
 [[noreturn]] void usage(int code) {
@@ -34,6 +36,7 @@ struct options {
              "usage: tessera-contract [--occupied O] [--unoccupied U] [--tile-min N] [--tile-max N] [--cutoff D]\n"
              "                        [--length L] [--iterations K] [--grid-rows p] [--memory-mb M]\n"
              "                        [--screening THRESHOLD] [--seed S] [--backend rma|aggregator|progress] [--check]\n"
+             "                        [--t-memory shared|private]\n"
              "R(ij,ab) = sum_cd T(ij,cd) V(cd,ab): T is (O*O) x (U*U), V is (U*U) x (U*U). Orbitals lie on a chain of\n"
              "length L (default U/2), clustered into tiles of [tile-min, tile-max] orbitals; a tile pair is nonzero\n"
              "when the clusters' centres are within the cutoff. The plan is made once and reused by every\n"
@@ -61,6 +64,11 @@ options parse(int argc, char** argv) {
     else if (arg == "--screening") o.screening = std::stod(value());
     else if (arg == "--seed") o.seed = std::stoull(value());
     else if (arg == "--backend") o.backend = value();
+    else if (arg == "--t-memory") {
+      const std::string m = value();
+      if (m != "shared" && m != "private") usage(2);
+      o.shared_t = m == "shared";
+    }
     else if (arg == "--check") o.check = true;
     else if (arg == "--help" || arg == "-h") usage(0);
     else usage(2);
@@ -83,6 +91,10 @@ int run(const tessera::communicator& comm, const options& opt) {
   const auto t_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), mol.ij, mol.ab);
   auto t = make_block_sparse<double, block_cyclic_2d, Backend>(
       comm, t_map, t_pattern, [](global_index i, global_index j) { return generate::tensor_value(i, j, 1); });
+  // T in memory the ranks of a node share (host memory only): the plan reads other ranks' tiles
+  // where they lie, and the refinement below writes them in place, so T stays shared.
+  if constexpr (std::is_same_v<typename decltype(t)::memory_space, Kokkos::HostSpace>)
+    if (opt.shared_t) t = share_on_node(t);
   // V is stationary: its columns go to grid columns by flop count, replicated over grid rows.
   const auto owners = bsgemm_column_owners(t.shape(), pattern_shape(mol.ab, mol.ab, v_pattern), grid.q);
   const auto v_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), mol.ab, mol.ab, owners);
@@ -148,7 +160,9 @@ int run(const tessera::communicator& comm, const options& opt) {
                Backend::name(), blocks, chunks, inspect_s);
     fmt::print("flops of nonzero tile products: {:.4g}; {} iterations, median {:.4f} s, {:.2f} GFLOP/s\n",
                plan.flops(), opt.iterations, median, plan.flops() / median * 1e-9);
-    fmt::print("traffic: {} messages, {} bytes over all iterations\n", traffic.total.messages, traffic.total.bytes);
+    fmt::print("T's tiles {}; traffic: {} messages, {} bytes over all iterations\n",
+               plan.read_a_in_place() ? "read in place (node-shared memory)" : "fetched through the backend",
+               traffic.total.messages, traffic.total.bytes);
   }
   return status;
 }
