@@ -295,6 +295,10 @@ TEST_CASE_TEMPLATE("bsgemm reads a node-shared A in place: no transfer, the same
         CHECK(plan.read_a_in_place());
         INFO("in place, new values");
         require_close(gather_dense(c), reference(2.0, a, b, -1.0, c0, 0.0));
+        // beta = 0 into that (nonzero) C: each tile's first product must overwrite it.
+        plan.apply(0.5, a, b, 0.0, c);
+        INFO("in place, beta = 0 over a nonzero C");
+        require_close(gather_dense(c), reference(0.5, a, b, 0.0, {}, 0.0));
 
         // The same plan on the private copy fetches, as it must: the plans' two paths agree.
         comm.stats().reset();
@@ -304,6 +308,12 @@ TEST_CASE_TEMPLATE("bsgemm reads a node-shared A in place: no transfer, the same
           CHECK(comm.stats().of("bsgemm").bytes == plan.fetched_elements() * sizeof(double));
         INFO("fetched");
         require_close(gather_dense(c), reference(1.0, private_a, b, 0.0, {}, 0.0));
+        // And back in place after a fetching apply.
+        const auto c1 = gather_dense(c);
+        plan.apply(1.0, a, b, 1.0, c);
+        CHECK(plan.read_a_in_place());
+        INFO("in place after fetching");
+        require_close(gather_dense(c), reference(1.0, a, b, 1.0, c1, 0.0));
 
         // Ranks that disagree (rank 0 passes its private copy, given the same values) all fetch.
         Kokkos::deep_copy(private_a.local().values, a.local().values);
@@ -318,7 +328,7 @@ TEST_CASE_TEMPLATE("bsgemm reads a node-shared A in place: no transfer, the same
 TEST_CASE("bsgemm reads A in place only when its grid row shares a node (emulated nodes)") {
   const auto& comm = test::world();
   const auto pr = irregular_problem();
-  for (const int ranks_per_node : {1, 2})
+  for (const int ranks_per_node : {1, 2, 3})  // 3 at 4 ranks: nodes {0, 1, 2} and {3}
     for (const auto grid : grids_of(comm.size())) {
       INFO("grid " << grid.p << " x " << grid.q << ", " << ranks_per_node << " ranks per node");
       auto [private_a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.7, 0.6);
@@ -345,7 +355,7 @@ TEST_CASE("share_on_node keeps the matrix, and a new View makes it private again
   CHECK_FALSE(is_node_shared(private_a));
   CHECK(a.shape() == private_a.shape());
   CHECK(gather_dense(a) == gather_dense(private_a));
-  CHECK(a.local().values.data() != private_a.local().values.data());
+  if (a.local().num_elements() > 0) CHECK(a.local().values.data() != private_a.local().values.data());
   a.local().values = Kokkos::View<double*, Kokkos::HostSpace>("copy", a.local().values.extent(0));
   CHECK_FALSE(is_node_shared(a));
 }
@@ -378,6 +388,15 @@ TEST_CASE("bsgemm rejects bad input on every rank") {
   // A budget that cannot hold one column.
   expect([&] { (void)bsgemm(1.0, a, b, bsgemm_options{.memory_bytes = 64}); }, error_kind::invalid_argument,
          "memory budget");
+  // A plan applied to an A with its shape but another distribution.
+  if (comm.size() > 1) {
+    const auto other_map = block_cyclic_2d{.grid = grids_of(comm.size()).front()}.make_tile_mapping(comm.size(), pr.m, pr.k);
+    auto other_a = make_block_sparse<double, block_cyclic_2d, mpi_rma>(
+        comm, other_map, pattern(0.7, 1), [](global_index i, global_index j) { return element(i, j, 1); });
+    bsgemm_plan<double, mpi_rma> plan(a, b);
+    auto c = plan.make_c();
+    expect([&] { plan.apply(1.0, other_a, b, 0.0, c); }, error_kind::dimension_mismatch, "distributed differently");
+  }
   // A grid that does not match the rank count.
   expect([&] { (void)block_cyclic_2d{.grid = process_grid{comm.size() + 1, 1}}.make_tile_mapping(comm.size(), pr.m, pr.k); },
          error_kind::dimension_mismatch, "grid");

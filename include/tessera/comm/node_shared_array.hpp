@@ -39,11 +39,51 @@ class node_shared_array {
   /// emulates nodes of that many consecutive ranks within each real node (to
   /// test code that treats node peers and other ranks apart on one machine).
   node_shared_array(const communicator& comm, std::size_t n, int ranks_per_node = 0) : comm_(comm) {
-    const int me = comm.rank();
     const int fewest = comm.min(ranks_per_node), most = comm.max(ranks_per_node);
     TESSERA_REQUIRE(fewest == most && fewest >= 0, invalid_argument,
                     "node_shared_array: ranks_per_node must be the same non-negative count on every rank (got {} to {})",
                     fewest, most);
+    try {
+      create(n, ranks_per_node);
+    } catch (...) {
+      release();  // no destructor runs for a constructor that throws
+      throw;
+    }
+  }
+
+  node_shared_array(const node_shared_array&) = delete;
+  node_shared_array& operator=(const node_shared_array&) = delete;
+
+  ~node_shared_array() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) release();
+  }
+
+  /// This rank's elements.
+  [[nodiscard]] std::span<T> local() const noexcept { return local_; }
+  /// Whether `rank` (of the communicator) is on this rank's node, so that peer(rank) can be read in place.
+  [[nodiscard]] bool on_node(int rank) const {
+    check_rank(rank);
+    return node_of_[static_cast<std::size_t>(rank)] == node_of_[static_cast<std::size_t>(comm_.rank())];
+  }
+  /// The elements of `rank`, a rank on this node.
+  [[nodiscard]] std::span<T> peer(int rank) const {
+    TESSERA_REQUIRE(on_node(rank), invalid_argument,
+                    "node_shared_array: rank {} is on another node than rank {}; its elements cannot be read in place",
+                    rank, comm_.rank());
+    return peers_[static_cast<std::size_t>(rank)];
+  }
+  /// The same on every rank of the communicator, and different for every array this process makes.
+  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+  [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
+  /// Orders this rank's loads and stores on the window against the other ranks' (MPI_Win_sync).
+  void sync() const { TESSERA_MPI(MPI_Win_sync(window_)); }
+
+ private:
+  void create(std::size_t n, int ranks_per_node) {
+    const auto& comm = comm_;
+    const int me = comm.rank();
     TESSERA_MPI(MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node_));
     if (ranks_per_node > 0) {
       int physical_rank = 0;
@@ -70,6 +110,7 @@ class node_shared_array {
     MPI_Info_free(&info);
     TESSERA_MPI(status);
     TESSERA_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
+    locked_ = true;
     local_ = {static_cast<T*>(base), n};
 
     // Node peers' parts, by rank of `comm` (a node communicator orders ranks as `comm` does: key = rank).
@@ -89,39 +130,13 @@ class node_shared_array {
     detail::last_node_shared_id = id_;
   }
 
-  node_shared_array(const node_shared_array&) = delete;
-  node_shared_array& operator=(const node_shared_array&) = delete;
-
-  ~node_shared_array() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (finalized) return;
-    MPI_Win_unlock_all(window_);
-    MPI_Win_free(&window_);
-    MPI_Comm_free(&node_);
+  void release() noexcept {
+    if (locked_) MPI_Win_unlock_all(window_);
+    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
+    if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+    locked_ = false;
   }
 
-  /// This rank's elements.
-  [[nodiscard]] std::span<T> local() const noexcept { return local_; }
-  /// Whether `rank` (of the communicator) is on this rank's node, so that peer(rank) can be read in place.
-  [[nodiscard]] bool on_node(int rank) const {
-    check_rank(rank);
-    return node_of_[static_cast<std::size_t>(rank)] == node_of_[static_cast<std::size_t>(comm_.rank())];
-  }
-  /// The elements of `rank`, a rank on this node.
-  [[nodiscard]] std::span<T> peer(int rank) const {
-    TESSERA_REQUIRE(on_node(rank), invalid_argument,
-                    "node_shared_array: rank {} is on another node than rank {}; its elements cannot be read in place",
-                    rank, comm_.rank());
-    return peers_[static_cast<std::size_t>(rank)];
-  }
-  /// The same on every rank of the communicator, and different for every array this process makes.
-  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
-  [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
-  /// Orders this rank's loads and stores on the window against the other ranks' (MPI_Win_sync).
-  void sync() const { TESSERA_MPI(MPI_Win_sync(window_)); }
-
- private:
   void check_rank(int rank) const {
     TESSERA_REQUIRE(rank >= 0 && rank < comm_.size(), index_out_of_range,
                     "node_shared_array: rank {} is not a rank of the communicator (size {})", rank, comm_.size());
@@ -134,6 +149,7 @@ class node_shared_array {
   std::vector<int> node_of_;
   std::vector<std::span<T>> peers_;
   std::uint64_t id_ = 0;
+  bool locked_ = false;
 };
 
 }  // namespace tessera

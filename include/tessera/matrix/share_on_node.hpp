@@ -19,8 +19,10 @@ namespace tessera {
 /// Write new values into the result's `local().values` in place (the
 /// tensor-contraction loop refines A this way) and it stays shared; a new
 /// View assigned to `values` is private again. The shared memory is freed
-/// collectively over each node with the last copy of the tiles: destroy such
-/// matrices in the same order on every rank. `ranks_per_node` > 0 emulates
+/// collectively over each node with the last copy of the tiles (the matrix
+/// and its copies, not Views taken from them: `values` is an unmanaged View,
+/// so keep the matrix alive while you use one): destroy such matrices in the
+/// same order on every rank. `ranks_per_node` > 0 emulates
 /// smaller nodes (node_shared_array).
 template <class T, class D, class B, class E>
 [[nodiscard]] block_sparse_matrix<T, D, B, E> share_on_node(const block_sparse_matrix<T, D, B, E>& a,

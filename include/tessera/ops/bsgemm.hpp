@@ -147,6 +147,8 @@ class bsgemm_plan {
     comm_.collectively([&] {
       TESSERA_REQUIRE(same_pattern(a.shape(), a_shape_) && same_pattern(b.shape(), b_shape_), invalid_argument,
                       "bsgemm: the nonzero pattern of A or B changed since the plan was made; make a new plan");
+      TESSERA_REQUIRE(a.mapping() == a_mapping_, dimension_mismatch,
+                      "bsgemm: A is distributed differently from the A the plan was made for; make a new plan");
       TESSERA_REQUIRE(c.mapping() == c_mapping_, dimension_mismatch,
                       "bsgemm: C must follow A's rows and B's columns ({} x {} tiles on the {} x {} grid)",
                       c_shape_.row_tiles().num_tiles(), c_shape_.col_tiles().num_tiles(), c_mapping_.grid().p,
@@ -225,8 +227,11 @@ class bsgemm_plan {
       for (const auto& ch : chunks_)
         for (const auto& g : ch.gets) mine = mine && shared->on_node(g.owner);
     const auto id = mine ? static_cast<std::int64_t>(shared->id()) : std::int64_t{-1};
-    // Stores into A before this call reach the readers (ordered by this allreduce).
-    if (mine) shared->sync();
+    // Stores into A before this call (kernels still running included) reach the readers, ordered by this allreduce.
+    if (mine) {
+      ExecutionSpace().fence();
+      shared->sync();
+    }
     std::vector<std::int64_t> agreed{id, -id};
     comm_.allreduce_inplace(agreed, MPI_MIN);
     const bool everywhere = agreed[0] >= 0 && agreed[0] == -agreed[1];
@@ -369,6 +374,7 @@ class bsgemm_plan {
     const int me = comm_.rank();
     const int r = grid.row_of(me), c = grid.col_of(me);
     a_shape_ = a.shape();
+    a_mapping_ = a.mapping();
     b_shape_ = b.shape();
     const auto& as = a_shape_;
     const auto& bs = b_shape_;
@@ -641,6 +647,7 @@ class bsgemm_plan {
   communicator comm_;
   bsgemm_options options_;
   block_sparse_shape a_shape_, b_shape_, c_shape_;
+  block_cyclic_2d::mapping a_mapping_;
   block_cyclic_2d::mapping c_mapping_;
   std::vector<chunk> chunks_;
   std::size_t num_blocks_ = 0, fetched_elements_ = 0;

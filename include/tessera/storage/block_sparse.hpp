@@ -139,7 +139,8 @@ struct block_sparse_tiles {
   std::vector<std::size_t> index;
   std::vector<std::size_t> offset{0};  ///< one more than index: offset.back() is the element count
   Kokkos::View<T*, MemorySpace> values;
-  /// The node-shared memory `values` lives in, if any (matrix/share_on_node.hpp).
+  /// The node-shared memory `values` lives in, if any (matrix/share_on_node.hpp); it owns that
+  /// memory, `values` is then an unmanaged View into it.
   std::shared_ptr<node_shared_array<T>> node_shared;
 
   [[nodiscard]] std::size_t num_tiles() const noexcept { return index.size(); }
