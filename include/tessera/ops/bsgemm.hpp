@@ -136,6 +136,8 @@ class bsgemm_plan {
     std::vector<int> readers(static_cast<std::size_t>(comm_.size()), 0);
     for (const auto& ch : chunks_)
       for (const auto& g : ch.gets) readers[static_cast<std::size_t>(g.owner)] = 1;
+    for (int rank = 0; rank < comm_.size(); ++rank)
+      if (readers[static_cast<std::size_t>(rank)]) sources_.push_back(rank);
     comm_.allreduce_inplace(readers, MPI_SUM);
     staged_ = readers[static_cast<std::size_t>(comm_.rank())] > 0;
     context_ = std::make_unique<backend_context>(comm_, typename Backend::options{});
@@ -224,8 +226,7 @@ class bsgemm_plan {
     const auto& shared = a.local().node_shared;
     bool mine = host_space && is_node_shared(a);
     if (mine)
-      for (const auto& ch : chunks_)
-        for (const auto& g : ch.gets) mine = mine && shared->on_node(g.owner);
+      for (const int owner : sources_) mine = mine && shared->on_node(owner);
     const auto id = mine ? static_cast<std::int64_t>(shared->id()) : std::int64_t{-1};
     // Stores into A before this call (kernels still running included) reach the readers, ordered by this allreduce.
     if (mine) {
@@ -265,12 +266,13 @@ class bsgemm_plan {
                    const Kokkos::View<const T*, memory_space>& b_local, const Kokkos::View<T*, memory_space>& c,
                    bool overwrite, std::vector<double>& norms) {
     // Made at the first apply that fetches (collective: every rank agreed to fetch).
-    if (!staging_.valid()) staging_ = context_->template allocate<T>(a.local().num_elements());
-    if (buffers_[0].extent(0) != buffer_elements_)
+    if (!staging_.valid()) {
+      staging_ = context_->template allocate<T>(a.local().num_elements());
       for (int k = 0; k < 2; ++k) {
         buffers_[k] = Kokkos::View<T*, memory_space>("tessera::bsgemm::chunk", buffer_elements_);
         host_buffers_[k] = Kokkos::create_mirror_view(buffers_[k]);
       }
+    }
     // Stage this rank's A where the others can fetch it.
     if (staged_) Kokkos::deep_copy(staging_.local_view(), a.local().values);
     context_->barrier();
@@ -652,6 +654,7 @@ class bsgemm_plan {
   std::vector<chunk> chunks_;
   std::size_t num_blocks_ = 0, fetched_elements_ = 0;
   bool staged_ = true, read_in_place_ = false;
+  std::vector<int> sources_;  // the ranks whose A tiles this rank reads
   std::size_t buffer_elements_ = 0;
   double local_flops_ = 0, flops_ = 0;
   Kokkos::View<T*, memory_space> buffers_[2];
