@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -181,6 +182,7 @@ double load_average() {
 struct line_context {
   const tessera::communicator& comm;
   std::string cpu;
+  unsigned cores;  // of the host: with np, says whether ranks had a core each
   int reps;
 };
 
@@ -196,11 +198,11 @@ void measure_fma(const line_context& ctx, std::int64_t iterations, bool widest) 
                "\"lanes\": {}, \"accumulators\": {}, \"widest\": {}, \"matrix\": \"none\", \"np\": {}, "
                "\"backend\": \"none\", \"iterations\": {}, \"flops\": {:.6g}, \"seconds\": {:.6f}, "
                "\"seconds_median\": {:.6f}, \"reps\": {}, \"gflops\": {:.3f}, \"gflops_per_core\": {:.3f}, "
-               "\"checksum\": {:.6g}, \"cpu\": \"{}\", \"load_average\": {:.2f}, \"peak_rss_mb\": {:.1f}}}\n",
+               "\"checksum\": {:.6g}, \"cpu\": \"{}\", \"cores\": {}, \"load_average\": {:.2f}, \"peak_rss_mb\": {:.1f}}}\n",
                sizeof(T) == 8 ? "double" : "float", Lanes::name, Lanes::bits, lanes, accumulators, widest,
                ctx.comm.size(), iterations, flops, r.seconds_best, r.seconds_median, ctx.reps,
                flops / r.seconds_best / 1e9, flops / r.seconds_best / 1e9 / ctx.comm.size(), r.checksum, ctx.cpu,
-               load, rss);
+               ctx.cores, load, rss);
 }
 
 template <class T>
@@ -249,9 +251,9 @@ void print_stream(const line_context& ctx, const char* op, std::size_t n, double
   if (ctx.comm.rank() == 0)
     fmt::print("{{\"bench\": \"peak\", \"op\": \"{}\", \"matrix\": \"none\", \"np\": {}, \"backend\": \"none\", "
                "\"n\": {}, \"bytes\": {:.6g}, \"seconds\": {:.6f}, \"reps\": {}, \"gb_s\": {:.3f}, "
-               "\"gb_s_per_rank\": {:.3f}, \"cpu\": \"{}\", \"load_average\": {:.2f}, \"peak_rss_mb\": {:.1f}}}\n",
+               "\"gb_s_per_rank\": {:.3f}, \"cpu\": \"{}\", \"cores\": {}, \"load_average\": {:.2f}, \"peak_rss_mb\": {:.1f}}}\n",
                op, ctx.comm.size(), n, bytes, bytes / bps, ctx.reps, bps / 1e9, bps / 1e9 / ctx.comm.size(), ctx.cpu,
-               load, rss);
+               ctx.cores, load, rss);
 }
 
 }  // namespace
@@ -280,7 +282,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   tessera::environment env(argc, argv);
-  const line_context ctx{env.world(), cpu_model(), reps};
+  const line_context ctx{env.world(), cpu_model(), std::thread::hardware_concurrency(), reps};
   if (only.empty() || only == "fma") {
     measure_fma_all_widths<double>(ctx, iterations);
     measure_fma_all_widths<float>(ctx, iterations);
