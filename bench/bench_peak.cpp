@@ -8,10 +8,11 @@
 //           on arrays far larger than any cache: the memory-bandwidth ceiling of SpMM's roofline.
 //
 // Every figure is the best of --reps timed runs after one warm-up (a peak, not a typical rate; each
-// run's time is the slowest rank's), and each line carries the 1-minute load average, because on a
-// shared machine a peak measured under load is a lower bound.
+// run's time is the slowest rank's), and each line carries the 1-minute load average. An FMA run is
+// short (2^20 trips, about 2 ms) so that on a shared machine the best of a few dozen is a run the
+// scheduler did not interrupt: the core's rate, not its share of the machine.
 //
-//   mpiexec -n 2 bench_peak [--reps 5] [--n 33554432] [--iterations 33554432] [--only fma|stream]
+//   mpiexec -n 2 bench_peak [--reps 20] [--n 33554432] [--iterations 1048576] [--only fma|stream]
 #include "support/bench_common.hpp"
 
 #include <cmath>
@@ -260,9 +261,9 @@ void print_stream(const line_context& ctx, const char* op, std::size_t n, double
 
 int main(int argc, char** argv) {
   std::size_t n = std::size_t{1} << 25;  // 256 MiB per array: far beyond any cache
-  std::int64_t iterations = std::int64_t{1} << 25;  // ~0.1 s per run at any width: the time is
-                                                    // iterations x accumulators / FMA pipes cycles
-  int reps = 5;
+  // A run takes iterations x accumulators / (FMA pipes) cycles at any width: ~2 ms here
+  std::int64_t iterations = std::int64_t{1} << 20;
+  int reps = 20;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
