@@ -12,7 +12,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -30,6 +34,7 @@ struct file_chunk {
   global_index newlines_in_range = 0;  ///< newlines inside this rank's byte range
   global_index newlines_skipped = 0;   ///< newlines between the range start and the first owned line
   global_index first_line = 0;
+  bool data_ends_line = true;          ///< the data section is empty or ends with a newline (same on every rank)
 };
 
 /// Not collective: the caller turns the newline counts into `first_line` with an exclusive scan.
@@ -38,15 +43,25 @@ inline file_chunk read_own_lines(int rank, int num_ranks, const std::string& pat
   TESSERA_REQUIRE(in, io_error, "{}: cannot open for reading", path);
   in.seekg(0, std::ios::end);
   const auto size = static_cast<std::uint64_t>(in.tellg());
+  TESSERA_REQUIRE(size >= h.data_offset, io_error, "{}: the file shrank while it was being read", path);
   const std::uint64_t data = h.data_offset, span = size - data;
   const auto p = static_cast<std::uint64_t>(num_ranks), r = static_cast<std::uint64_t>(rank);
   const std::uint64_t begin = data + span * r / p, end = data + span * (r + 1) / p;
 
+  file_chunk chunk;
+  if (span > 0) {
+    char last = '\n';
+    in.seekg(static_cast<std::streamoff>(size - 1));
+    in.get(last);
+    chunk.data_ends_line = last == '\n';
+  }
   // Read [begin - 1, end) and then up to the end of the line that straddles `end`.
   const std::uint64_t from = begin > data ? begin - 1 : begin;
   std::string raw(end - from, '\0');
   in.seekg(static_cast<std::streamoff>(from));
   in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
+  TESSERA_REQUIRE(static_cast<std::uint64_t>(in.gcount()) == raw.size(), io_error, "{}: cannot read bytes {} to {}",
+                  path, from, end);
   if (!raw.empty() && raw.back() != '\n' && end < size) {
     std::string tail;
     std::getline(in, tail);
@@ -64,82 +79,133 @@ inline file_chunk read_own_lines(int rank, int num_ranks, const std::string& pat
     return static_cast<global_index>(std::count(raw.begin() + static_cast<std::ptrdiff_t>(std::min(lo, raw.size())),
                                                 raw.begin() + static_cast<std::ptrdiff_t>(std::min(hi, raw.size())), '\n'));
   };
-  file_chunk chunk;
   chunk.newlines_in_range = newlines(own_first, own_last);
   chunk.newlines_skipped = newlines(own_first, start);
   if (start < own_last) chunk.text = raw.substr(start);
   return chunk;
 }
 
-template <class T>
-T parse_value(std::string_view token, bool& ok) {
-  T value{};
-  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-  ok = ec == std::errc{} && ptr == token.data() + token.size();
-  return value;
+/// Calls `f(line, line_number)` for each entry line of the chunk (not blank, not a comment).
+template <class F>
+void for_each_entry_line(const file_chunk& chunk, F&& f) {
+  std::string_view text(chunk.text);
+  global_index line_number = chunk.first_line;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos && line[first] != '%') f(line, line_number);
+    ++line_number;
+  }
 }
 
-inline std::string_view next_token(std::string_view& line) {
-  const auto first = line.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) {
-    line = {};
-    return {};
+template <class T>
+[[nodiscard]] std::string type_name() {
+  if constexpr (std::is_same_v<T, float>) return "float";
+  else if constexpr (std::is_same_v<T, double>) return "double";
+  else if constexpr (std::is_same_v<T, long double>) return "long double";
+  else return fmt::format("{}int{}", std::is_signed_v<T> ? "" : "u", 8 * sizeof(T));
+}
+
+/// The value of an integer-field token as T; empty if it is fine, else what is wrong.
+/// Values beyond T's range are errors: wrapping them would be a silently wrong matrix.
+template <class T>
+std::string parse_integer_value(std::string_view token, T& value) {
+  if (!integer_syntax(token)) return fmt::format("expected an integer value, found '{}'", quote_input(token));
+  auto does_not_fit = [&] {
+    if constexpr (std::is_integral_v<T>)
+      return fmt::format("integer value {} does not fit the value type {} [{}, {}]", quote_input(token), type_name<T>(),
+                         std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+    else
+      return fmt::format("integer value {} is beyond the range of the value type {}", quote_input(token), type_name<T>());
+  };
+  if (token.front() == '+') token.remove_prefix(1);
+  if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_signed_v<T>) {
+      std::int64_t v = 0;
+      const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+      if (ec != std::errc{} || v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) return does_not_fit();
+      value = static_cast<T>(v);
+    } else {
+      if (token.front() == '-') {  // only a negative zero fits
+        if (token.find_first_not_of('0', 1) != std::string_view::npos) return does_not_fit();
+        value = T{0};
+        return {};
+      }
+      std::uint64_t v = 0;
+      const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+      if (ec != std::errc{} || v > std::numeric_limits<T>::max()) return does_not_fit();
+      value = static_cast<T>(v);
+    }
+  } else {
+    const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec != std::errc{}) return does_not_fit();
   }
-  line.remove_prefix(first);
-  const auto last = line.find_first_of(" \t\r");
-  const auto token = line.substr(0, last);
-  line.remove_prefix(last == std::string_view::npos ? line.size() : last);
-  return token;
+  return {};
+}
+
+/// The value of a real-field token as T (floating point); empty if it is fine, else what is wrong.
+/// NaN and infinities are accepted (C's strtod reads them); a finite value beyond T's range is an
+/// error, one too small for it becomes zero or subnormal, as in strtod.
+template <class T>
+std::string parse_real_value(std::string_view token, T& value) {
+  if (token.size() > 1 && token.front() == '+' && token[1] != '-' && token[1] != '+') token.remove_prefix(1);
+  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+  if (token.empty() || ptr != token.data() + token.size() || (ec != std::errc{} && ec != std::errc::result_out_of_range))
+    return fmt::format("expected a real value, found '{}'", quote_input(token));
+  if (ec == std::errc::result_out_of_range) {
+    // from_chars says "out of range" for underflow too: strto* tells the two apart.
+    const std::string copy(token);
+    long double v = std::strtold(copy.c_str(), nullptr);
+    if (std::isinf(v) || std::fabs(v) > static_cast<long double>(std::numeric_limits<T>::max()))
+      return fmt::format("real value {} is beyond the range of the value type {}", quote_input(token), type_name<T>());
+    value = static_cast<T>(v);
+  }
+  return {};
 }
 
 template <class T>
 triplets<T> parse_entries(const std::string& path, const matrix_market_header& h, const file_chunk& chunk,
-                          global_index& entries_read) {
+                          global_index first_entry, global_index count) {
   triplets<T> out;
-  std::string_view text(chunk.text);
-  global_index line_number = chunk.first_line;
-  auto fail = [&](const std::string& what) {
-    throw error(error_kind::parse_error, fmt::format("{}:{}: {}", path, line_number, what), __FILE__, __LINE__);
-  };
-  while (!text.empty()) {
-    const auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+  const bool mirrored = h.symmetry != mm_symmetry::general;
+  out.reserve(static_cast<std::size_t>(mirrored ? 2 * count : count));
+  global_index entry = first_entry;
+  for_each_entry_line(chunk, [&](std::string_view line, global_index line_number) {
+    auto fail = [&](const std::string& what) {
+      throw error(error_kind::parse_error, fmt::format("{}:{}: {}", path, line_number, what), __FILE__, __LINE__);
+    };
+    if (entry >= h.entries)
+      fail(fmt::format("entry {} is beyond the {} entries the size line declares", entry + 1, h.entries));
+    ++entry;
     std::string_view rest = line;
-    const auto first = next_token(rest);
-    if (first.empty() || first.front() == '%') {
-      ++line_number;
-      continue;
-    }
-    bool ok_row = false, ok_col = false;
-    const auto row = parse_value<global_index>(first, ok_row);
-    const auto col_token = next_token(rest);
-    const auto col = parse_value<global_index>(col_token, ok_col);
-    if (!ok_row || !ok_col) fail(fmt::format("expected 'row column{}', found '{}'", h.field == mm_field::pattern ? "" : " value", line));
+    const auto row_token = next_token(rest), col_token = next_token(rest);
+    std::int64_t row = 0, col = 0;
+    if (!parse_int64(row_token, row) || !parse_int64(col_token, col))
+      fail(fmt::format("expected 'row column{}', found '{}'", h.field == mm_field::pattern ? "" : " value", quote_input(line)));
     if (row < 1 || row > h.rows) fail(fmt::format("row index {} is outside [1, {}]", row, h.rows));
     if (col < 1 || col > h.cols) fail(fmt::format("column index {} is outside [1, {}]", col, h.cols));
     T value{1};
     if (h.field != mm_field::pattern) {
       const auto token = next_token(rest);
-      bool ok = false;
-      if (h.field == mm_field::integer) {
-        const auto v = parse_value<std::int64_t>(token, ok);
-        value = static_cast<T>(v);
-      } else {
-        const auto v = parse_value<double>(token, ok);
-        value = static_cast<T>(v);
-      }
-      if (!ok) fail(fmt::format("expected a {} value, found '{}'", to_string(h.field), token));
+      if (token.empty()) fail(fmt::format("expected a {} value after the column index", to_string(h.field)));
+      std::string problem;
+      if (h.field == mm_field::integer) problem = parse_integer_value<T>(token, value);
+      else if constexpr (std::is_floating_point_v<T>) problem = parse_real_value<T>(token, value);
+      if (!problem.empty()) fail(problem);
     }
-    if (!next_token(rest).empty()) fail(fmt::format("unexpected text after the entry: '{}'", line));
+    if (!next_token(rest).empty()) fail(fmt::format("unexpected text after the entry: '{}'", quote_input(line)));
+    // The spec stores the lower triangle only: an entry above it would be mirrored onto one that may also be there.
+    if (mirrored && col > row)
+      fail(fmt::format("entry ({}, {}) is above the diagonal; a {} file holds the lower triangle only", row, col,
+                       to_string(h.symmetry)));
+    if (h.symmetry == mm_symmetry::skew_symmetric && row == col)
+      fail(fmt::format("a skew-symmetric matrix cannot have diagonal entry ({}, {})", row, col));
     const global_index i = row - 1, j = col - 1;
-    if (h.symmetry == mm_symmetry::skew_symmetric && i == j) fail(fmt::format("a skew-symmetric matrix cannot have diagonal entry ({}, {})", row, col));
     out.push_back(i, j, value);
-    if (h.symmetry != mm_symmetry::general && i != j)
-      out.push_back(j, i, h.symmetry == mm_symmetry::skew_symmetric ? static_cast<T>(-value) : value);
-    ++entries_read;
-    ++line_number;
-  }
+    if (mirrored && i != j) out.push_back(j, i, h.symmetry == mm_symmetry::skew_symmetric ? static_cast<T>(-value) : value);
+  });
   return out;
 }
 
@@ -158,11 +224,14 @@ std::string format_value(const T& v) {
 /// entries; entries are routed to their owners as in build_from_triplets, so no
 /// rank ever holds the whole matrix. Coordinate format; real, integer or
 /// pattern fields (pattern entries get the value 1); general, symmetric or
-/// skew-symmetric. Duplicates are combined with the options' combine (summed).
+/// skew-symmetric (lower triangle only, as the spec says). Duplicates are
+/// combined with the options' combine (summed).
 ///
-/// Raises tessera::error (parse_error, naming the file and line) on every rank
-/// if any rank finds a malformed line, and also if the number of entries differs
-/// from the header's.
+/// Raises tessera::error on every rank: parse_error naming the file and the
+/// line of the first problem in file order (a malformed line, a value beyond
+/// T's range, an entry beyond the declared count, or the end of the file when
+/// entries are missing); unsupported for array or complex files, real values
+/// for an integral T, and matrices whose rows a rank cannot index in 32 bits.
 template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
 [[nodiscard]] dist_matrix<T, Policy> read_matrix_market(const communicator& comm, const std::string& path,
                                                         const build_options<Policy, Combine>& options = {}) {
@@ -170,16 +239,32 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
     auto h = detail::read_matrix_market_header(path);
     TESSERA_REQUIRE(!(std::is_integral_v<T> && h.field == detail::mm_field::real), unsupported,
                     "{}: the file holds real values but the matrix value type is integral", path);
+    // Local row indices are 32-bit: refuse here, naming the file and the limit, before the
+    // build allocates row pointers for a shape no rank could index.
+    const auto mapping = options.distribution.make_mapping(comm.size(), h.rows, h.cols);
+    const auto mine = mapping.extents(comm.rank()).rows;
+    TESSERA_REQUIRE(mine <= INT_MAX, unsupported,
+                    "{}: {} x {} on {} rank{}: rank {} would own {} rows, more than the {} (2^31 - 1) rows one rank can "
+                    "index; read it on more ranks (with row_block, at least {})",
+                    path, h.rows, h.cols, comm.size(), comm.size() == 1 ? "" : "s", comm.rank(), mine, INT_MAX,
+                    (h.rows + INT_MAX - 1) / INT_MAX);
     return h;
   });
   auto chunk = comm.collectively([&] { return detail::read_own_lines(comm.rank(), comm.size(), path, header); });
   chunk.first_line = header.data_line + comm.exclusive_prefix_sum(chunk.newlines_in_range) + chunk.newlines_skipped;
-  global_index entries_read = 0;
-  auto entries = comm.collectively([&] { return detail::parse_entries<T>(path, header, chunk, entries_read); });
-  const global_index total = comm.sum(entries_read);
+  // Counting first gives every line its entry number, so an entry beyond the declared count is
+  // reported at its own line, in file order with the other errors.
+  global_index count = 0;
+  detail::for_each_entry_line(chunk, [&](std::string_view, global_index) { ++count; });
+  const global_index first_entry = comm.exclusive_prefix_sum(count);
+  const global_index total = comm.sum(count);
+  const global_index data_newlines = comm.sum(chunk.newlines_in_range);
+  auto entries = comm.collectively([&] { return detail::parse_entries<T>(path, header, chunk, first_entry, count); });
   comm.collectively([&] {
-    TESSERA_REQUIRE(total == header.entries, parse_error, "{}: the header declares {} entries but the file holds {}",
-                    path, header.entries, total);
+    const global_index last_line = header.data_line - 1 + data_newlines + (chunk.data_ends_line ? 0 : 1);
+    TESSERA_REQUIRE(total >= header.entries, parse_error,
+                    "{}:{}: the file ends after {} entr{}, but the size line declares {}", path, last_line, total,
+                    total == 1 ? "y" : "ies", header.entries);
   });
   return build_from_triplets<T, Policy, Combine>(comm, header.rows, header.cols, entries, options);
 }
