@@ -44,6 +44,15 @@ class communicator {
   [[nodiscard]] int rank() const noexcept { return state_->rank; }
   [[nodiscard]] int size() const noexcept { return state_->size; }
 
+  /// Whether `other` has the same processes in the same rank order (MPI_IDENT or
+  /// MPI_CONGRUENT), so that operands living on it can be combined with operands
+  /// living here: rank r means the same process on both (not collective).
+  [[nodiscard]] bool same_ranks_as(const communicator& other) const {
+    int result = MPI_UNEQUAL;
+    TESSERA_MPI(MPI_Comm_compare(get(), other.get(), &result));
+    return result == MPI_IDENT || result == MPI_CONGRUENT;
+  }
+
   /// Traffic counters of this rank (shared by all copies of this communicator).
   [[nodiscard]] comm_stats& stats() const noexcept { return state_->stats; }
 

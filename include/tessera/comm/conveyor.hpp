@@ -15,9 +15,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -156,6 +158,10 @@ class conveyor {
   /// sends make "received" mean "handled", so a quiet round is the end.
   /// Records handlers send meanwhile go out at once, so a rank that has not
   /// reached drain yet (waiting for a reply) is never starved.
+  ///
+  /// If a handler threw on any rank since the last drain, every rank throws
+  /// here (tessera::error, kind `external` for a non-tessera exception, with the
+  /// failing rank), after every record has still been delivered.
   void drain() {
     for (;;) {
       do {
@@ -170,9 +176,12 @@ class conveyor {
         progress(true);
         TESSERA_MPI(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
       }
-      int mine = busy() || sent_during_barrier_ ? 1 : 0, anyone = 0;
-      TESSERA_MPI(MPI_Allreduce(&mine, &anyone, 1, MPI_INT, MPI_LOR, wire_));
-      if (!anyone) return;
+      // Whether any rank is still busy, and whether a handler failed anywhere, in one reduction.
+      int mine[2] = {busy() || sent_during_barrier_ ? 1 : 0, handler_failure_ ? 1 : 0}, anyone[2] = {0, 0};
+      TESSERA_MPI(MPI_Allreduce(mine, anyone, 2, MPI_INT, MPI_MAX, wire_));
+      if (anyone[0]) continue;
+      if (anyone[1]) comm_.agree(std::exchange(handler_failure_, nullptr));
+      return;
     }
   }
 
@@ -309,7 +318,7 @@ class conveyor {
         std::uint32_t length = 0;
         std::memcpy(&origin, records.data() + at, 4);
         std::memcpy(&length, records.data() + at + 4, 4);
-        it->second(origin, std::span<const std::byte>(records.data() + at + 8, length));
+        deliver(it->second, origin, std::span<const std::byte>(records.data() + at + 8, length));
         at += 8 + length;
       }
     }
@@ -356,7 +365,18 @@ class conveyor {
                       "conveyor: rank {} got a record for channel {}, which it has not created (mailboxes must be "
                       "created in the same order on every rank)",
                       rank_, channel);
-      it->second(origin, payload);
+      deliver(it->second, origin, payload);
+    }
+  }
+
+  // A handler is the user's code: what it throws is kept (the first failure) and raised on
+  // every rank at the end of drain(). Records keep flowing meanwhile, so the termination
+  // protocol completes on every rank and none is left waiting for this one.
+  void deliver(handler& h, int origin, std::span<const std::byte> payload) {
+    try {
+      h(origin, payload);
+    } catch (...) {
+      if (!handler_failure_) handler_failure_ = std::current_exception();
     }
   }
 
@@ -378,6 +398,7 @@ class conveyor {
   std::vector<std::vector<std::byte>> spares_;
   std::vector<int> completions_;
   std::vector<bool> contacted_;
+  std::exception_ptr handler_failure_;  ///< the first exception a handler threw since the last drain
   bool in_progress_ = false;
   bool sent_during_barrier_ = false;
 };

@@ -33,6 +33,7 @@
 #include "../matrix/gather.hpp"
 #include "../matrix/share_on_node.hpp"
 #include "detail/bsgemm_inspect.hpp"
+#include "detail/operand_checks.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -147,7 +148,12 @@ class bsgemm_plan {
   /// plan inspected; C gets the plan's shape (beta * its old tiles kept).
   void apply(T alpha, const a_type& a, const b_type& b, T beta, c_type& c) {
     comm_.collectively([&] {
-      TESSERA_REQUIRE(same_pattern(a.shape(), a_shape_) && same_pattern(b.shape(), b_shape_), invalid_argument,
+      detail::require_same_ranks("bsgemm", comm_, a.comm(), "A");
+      detail::require_same_ranks("bsgemm", comm_, b.comm(), "B");
+      detail::require_same_ranks("bsgemm", comm_, c.comm(), "C");
+      detail::require_no_alias("bsgemm", c.local().values, "C", a.local().values, "A");
+      detail::require_no_alias("bsgemm", c.local().values, "C", b.local().values, "B");
+      TESSERA_REQUIRE(a.shape().same_pattern_as(a_shape_) && b.shape().same_pattern_as(b_shape_), invalid_argument,
                       "bsgemm: the nonzero pattern of A or B changed since the plan was made; make a new plan");
       TESSERA_REQUIRE(a.mapping() == a_mapping_, dimension_mismatch,
                       "bsgemm: A is distributed differently from the A the plan was made for; make a new plan");
@@ -166,7 +172,7 @@ class bsgemm_plan {
     });
     const stats_scope scope(comm_, "bsgemm");
     // C already laid out as the plan's C (every iteration after the first): scale in place, no allocation.
-    const bool reuse = same_pattern(c.shape(), c_shape_);
+    const bool reuse = c.shape().same_pattern_as(c_shape_);
     auto tiles = reuse ? c.local() : detail::allocate_tiles<T, memory_space>(c_mapping_, c_shape_, comm_.rank());
     // beta = 0: each C tile's first product writes it (tile_product::overwrite), so only
     // tiles that no product writes need zeroing.
@@ -314,16 +320,8 @@ class bsgemm_plan {
     std::vector<owner_products> in_place;  ///< fetched_products, in order, grouped by owner
   };
 
-  static bool same_pattern(const block_sparse_shape& x, const block_sparse_shape& y) {
-    if (!(x.row_tiles() == y.row_tiles()) || !(x.col_tiles() == y.col_tiles()) ||
-        x.num_nonzero_tiles() != y.num_nonzero_tiles())
-      return false;
-    for (std::size_t k = 0; k < x.num_nonzero_tiles(); ++k)
-      if (x.tiles()[k].row != y.tiles()[k].row || x.tiles()[k].col != y.tiles()[k].col) return false;
-    return true;
-  }
-
   void validate(const a_type& a, const b_type& b) const {
+    detail::require_same_ranks("bsgemm", comm_, b.comm(), "B");
     TESSERA_REQUIRE(a.col_tiles() == b.row_tiles(), dimension_mismatch,
                     "bsgemm: A's column tiling ({} columns in {} tiles) differs from B's row tiling ({} rows in {} "
                     "tiles)",

@@ -13,6 +13,7 @@
 #include "../matrix/dist_matrix.hpp"
 #include "../matrix/local_triplets.hpp"
 #include "../storage/csr.hpp"
+#include "detail/operand_checks.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -55,38 +56,35 @@ template <matrix_value T, matrix_policy Policy>
 
 /// A without the entries for which `drop(value)` is true (collective: the
 /// global count changes, and columns nobody references leave the column map).
-/// `drop` runs on the host.
+/// `drop` runs on the host; if it throws on any rank, every rank throws.
 template <matrix_value T, matrix_policy Policy, class Predicate>
   requires std::predicate<const Predicate&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> prune(const dist_matrix<T, Policy>& a, Predicate drop) {
-  auto kept = local_triplets(a);
-  std::size_t w = 0;
-  for (std::size_t k = 0; k < kept.size(); ++k) {
-    if (drop(kept.values[k])) continue;
-    kept.rows[w] = kept.rows[k];
-    kept.cols[w] = kept.cols[k];
-    kept.values[w] = kept.values[k];
-    ++w;
-  }
-  kept.rows.resize(w);
-  kept.cols.resize(w);
-  kept.values.resize(w);
+  auto kept = a.comm().collectively([&] {
+    auto entries = local_triplets(a);
+    std::size_t w = 0;
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      if (drop(entries.values[k])) continue;
+      entries.rows[w] = entries.rows[k];
+      entries.cols[w] = entries.cols[k];
+      entries.values[w] = entries.values[k];
+      ++w;
+    }
+    entries.rows.resize(w);
+    entries.cols.resize(w);
+    entries.values.resize(w);
+    return entries;
+  });
   // Every entry stays on its rank, under A's row split.
   return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), kept, combine::any{});
 }
 
-/// A matrix with values f(a) for every stored a, without the entries where f
-/// gives zero (collective: only the global count). One fused device pass
-/// counts each row's survivors, a scan places them, a second pass writes: the
-/// form of prune(apply(A, f), is_zero) that a layer-by-layer loop (SpDNN's
-/// bias + ReLU + clamp) wants, with no host round trip. The column map is
-/// kept (it may list columns no surviving entry uses). CSR only.
-template <matrix_value T, matrix_policy Policy, class F>
-  requires std::invocable<const F&, const T&> && std::same_as<typename Policy::storage_type, csr>
-[[nodiscard]] dist_matrix<T, Policy> apply_drop_zeros(const dist_matrix<T, Policy>& a, F f) {
-  using exec = typename Policy::execution_space;
-  using mem = typename Policy::memory_space;
-  const auto& in = a.local();
+namespace detail {
+/// The fused count / scan / write passes of apply_drop_zeros on one rank's block.
+template <class Exec, class T, class Mem, class F>
+csr_block<T, Mem> apply_drop_zeros_local(const csr_block<T, Mem>& in, const F& f) {
+  using exec = Exec;
+  using mem = Mem;
   const auto rows = static_cast<std::size_t>(in.rows);
   const auto in_ptr = in.row_ptr;
   const auto in_col = in.col_idx;
@@ -123,13 +121,32 @@ template <matrix_value T, matrix_policy Policy, class F>
         }
       });
   exec().fence();
-  return dist_matrix<T, Policy>(a.comm(), a.mapping(), out, a.col_map());
+  return out;
 }
+}  // namespace detail
+
+/// A matrix with values f(a) for every stored a, without the entries where f
+/// gives zero (collective: only the global count). One fused device pass
+/// counts each row's survivors, a scan places them, a second pass writes: the
+/// form of prune(apply(A, f), is_zero) that a layer-by-layer loop (SpDNN's
+/// bias + ReLU + clamp) wants, with no host round trip. The column map is
+/// kept (it may list columns no surviving entry uses). CSR only. If `f` throws
+/// on any rank (host execution spaces only: device code cannot throw), every
+/// rank throws.
+template <matrix_value T, matrix_policy Policy, class F>
+  requires std::invocable<const F&, const T&> && std::same_as<typename Policy::storage_type, csr>
+[[nodiscard]] dist_matrix<T, Policy> apply_drop_zeros(const dist_matrix<T, Policy>& a, F f) {
+  auto out = a.comm().collectively(
+      [&] { return detail::apply_drop_zeros_local<typename Policy::execution_space>(a.local(), f); });
+  return dist_matrix<T, Policy>(a.comm(), a.mapping(), std::move(out), a.col_map());
+}
+
 
 /// C = A + B (collective). A and B must have the same shape and the same row split.
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_matrix<T, Policy> add(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
   a.comm().collectively([&] {
+    detail::require_same_ranks("add", a.comm(), b.comm(), "B");
     TESSERA_REQUIRE(a.num_rows() == b.num_rows() && a.num_cols() == b.num_cols(), dimension_mismatch,
                     "add: A is {} x {} but B is {} x {}", a.num_rows(), a.num_cols(), b.num_rows(), b.num_cols());
     TESSERA_REQUIRE(a.mapping().row_offsets() == b.mapping().row_offsets(), dimension_mismatch,
@@ -165,16 +182,21 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
 /// One value per column: `op` folded over the column's stored values on every
 /// rank (T{} for an empty column), as a num_cols x 1 block split evenly by
 /// rows (collective: each rank's partial results go to the column's owner).
+/// If `op` throws on any rank, every rank throws.
 template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
 [[nodiscard]] dist_dense<T, Policy> reduce_columns(const dist_matrix<T, Policy>& a, Combine op = {}) {
   const stats_scope scope(a.comm(), "reduce_columns");
   dist_dense<T, Policy> out(a.comm(), a.num_cols(), 1);
-  std::map<global_index, T> partial;
-  const auto entries = local_triplets(a);
-  for (std::size_t k = 0; k < entries.size(); ++k) {
-    auto [it, fresh] = partial.try_emplace(entries.cols[k], entries.values[k]);
-    if (!fresh) it->second = op(it->second, entries.values[k]);
-  }
+  // `op` is the user's: both folds run inside an agreement, so a throw on one rank is raised on all.
+  const auto partial = a.comm().collectively([&] {
+    std::map<global_index, T> folded;
+    const auto entries = local_triplets(a);
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      auto [it, fresh] = folded.try_emplace(entries.cols[k], entries.values[k]);
+      if (!fresh) it->second = op(it->second, entries.values[k]);
+    }
+    return folded;
+  });
   struct record {
     global_index col;
     T value;
@@ -184,14 +206,16 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
   outgoing.allocate();
   for (const auto& [col, value] : partial) outgoing.push(out.mapping().row_owner(col), record{col, value});
   const auto incoming = typename Policy::backend_type{}.exchange(a.comm(), std::move(outgoing).finish());
-  auto host = Kokkos::create_mirror_view(out.local());
-  std::vector<bool> seen(host.extent(0), false);
-  for (const auto& r : incoming.data) {
-    const auto i = static_cast<std::size_t>(r.col - out.row_begin());
-    host(i, 0) = seen[i] ? op(host(i, 0), r.value) : r.value;
-    seen[i] = true;
-  }
-  Kokkos::deep_copy(out.local(), host);
+  a.comm().collectively([&] {
+    auto host = Kokkos::create_mirror_view(out.local());
+    std::vector<bool> seen(host.extent(0), false);
+    for (const auto& r : incoming.data) {
+      const auto i = static_cast<std::size_t>(r.col - out.row_begin());
+      host(i, 0) = seen[i] ? op(host(i, 0), r.value) : r.value;
+      seen[i] = true;
+    }
+    Kokkos::deep_copy(out.local(), host);
+  });
   return out;
 }
 

@@ -25,11 +25,11 @@
 #include "../matrix/dist_matrix.hpp"
 #include "../storage/csr.hpp"
 #include "detail/device_copy.hpp"
+#include "detail/operand_checks.hpp"
 #include "semiring.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <KokkosKernels_Handle.hpp>
-#include <KokkosKernels_SparseUtils.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <fmt/format.h>
 // GCC reports -Wmaybe-uninitialized inside Kokkos-Kernels' compression functor at -O3 (float instantiations).
@@ -312,11 +312,18 @@ fetched_rows<T> gather_referenced_rows(const dist_matrix<T, Policy>& b, const re
   return out;
 }
 
+/// This rank's block of C and its column map: what the node-local kernels produce.
+template <class T, class Policy>
+struct local_product {
+  typename dist_matrix<T, Policy>::local_block_type block;
+  Kokkos::View<global_index*, typename Policy::memory_space> col_map;
+};
+
 /// Row-wise Gustavson (kernels/spgemm_gustavson.hpp) over an accumulator column space that is
 /// the union, in global order, of B's local column map and the fetched rows' columns: B's local
 /// rows are read in place through a translation table, so nothing of B is copied.
 template <matrix_value T, matrix_policy Policy, class Semiring>
-dist_matrix<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                           const referenced_rows<T>& rows, const Semiring& ring) {
   using mem = typename Policy::memory_space;
   using exec = typename Policy::execution_space;
@@ -388,15 +395,13 @@ dist_matrix<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, const
   block.row_ptr = c.row_ptr;
   block.col_idx = c.col_idx;
   block.values = c.values;
-  return dist_matrix<T, Policy>(a.comm(), typename Policy::mapping_type(a.mapping().row_offsets(), b.num_cols()), block,
-                                col_map);
+  return {block, col_map};
 }
 
 /// Plus-times through Kokkos-Kernels: B's fetched rows get compressed local
 /// columns, KokkosSparse multiplies, rows are sorted. Returns C's local block and column map.
 template <matrix_value T, matrix_policy Policy>
-std::pair<typename dist_matrix<T, Policy>::local_block_type, Kokkos::View<global_index*, typename Policy::memory_space>>
-multiply_kokkos_kernels(const dist_matrix<T, Policy>& a, const fetched_rows<T>& fetched, global_index b_cols) {
+local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a, const fetched_rows<T>& fetched, global_index b_cols) {
   using mem = typename Policy::memory_space;
   using exec = typename Policy::execution_space;
   using crs = KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type>;
@@ -425,36 +430,16 @@ multiply_kokkos_kernels(const dist_matrix<T, Policy>& a, const fetched_rows<T>& 
   return {out, to_view<global_index, mem>(used, "tessera::spgemm::col_map")};
 }
 
+/// This rank's rows of C from its rows of A and the rows of B they reference (not collective:
+/// runs the user's semiring, so multiply() runs it inside an agreement).
 template <matrix_value T, matrix_policy Policy, class Semiring>
-dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
-                                const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
-  static_assert(std::same_as<typename Policy::storage_type, csr>,
-                "tessera::spgemm: A and B must use csr storage; convert<tessera::csr>() first");
-  static_assert(semiring<Semiring, T>, "tessera::spgemm: the semiring needs add(a, b) and multiply(a, b) on T");
+local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+                                        const dist_matrix<T, Policy>* mask, const referenced_rows<T>& referenced,
+                                        const spgemm_options<Semiring>& options) {
   using mem = typename Policy::memory_space;
   using exec = typename Policy::execution_space;
-  const auto& comm = a.comm();
-  comm.collectively([&] {
-    TESSERA_REQUIRE(a.num_cols() == b.num_rows(), dimension_mismatch, "spgemm: A is {} x {} but B is {} x {}",
-                    a.num_rows(), a.num_cols(), b.num_rows(), b.num_cols());
-    if (mask != nullptr) {
-      TESSERA_REQUIRE(mask->num_rows() == a.num_rows() && mask->num_cols() == b.num_cols(), dimension_mismatch,
-                      "spgemm: the mask is {} x {} but A * B is {} x {}", mask->num_rows(), mask->num_cols(),
-                      a.num_rows(), b.num_cols());
-      TESSERA_REQUIRE(mask->mapping().row_offsets() == a.mapping().row_offsets(), dimension_mismatch,
-                      "spgemm: the mask must split its rows like A; redistribute it first");
-    }
-  });
-  const stats_scope scope(comm, "spgemm");
-  const auto referenced = fetch_referenced_rows(a, b);
   const bool unbatched = mask == nullptr && options.memory_budget_bytes == 0;
   const bool plain = std::is_same_v<Semiring, semirings::plus_times> && unbatched;
-  comm.collectively([&] {
-    TESSERA_REQUIRE(options.kernel != spgemm_kernel::kokkos_kernels || plain, invalid_argument,
-                    "spgemm: the Kokkos-Kernels kernel does plus-times without mask or memory budget only");
-    TESSERA_REQUIRE(options.kernel != spgemm_kernel::gustavson || unbatched, invalid_argument,
-                    "spgemm: the Gustavson kernel does no masks or memory budgets");
-  });
   // Dense per-thread accumulators suit host execution spaces; elsewhere the default stays Kokkos-Kernels.
   constexpr bool on_host = Kokkos::SpaceAccessibility<exec, Kokkos::HostSpace>::accessible;
   if (unbatched && (options.kernel == spgemm_kernel::gustavson || (options.kernel == spgemm_kernel::automatic && on_host))) {
@@ -464,10 +449,8 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
   const auto fetched = gather_referenced_rows(b, referenced);
   if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
     if (plain && options.kernel != spgemm_kernel::esc) {
-      auto [block, col_map] = multiply_kokkos_kernels(a, fetched, b.num_cols());
       if (options.batches != nullptr) *options.batches = 1;
-      return dist_matrix<T, Policy>(comm, typename Policy::mapping_type(a.mapping().row_offsets(), b.num_cols()), block,
-                                    col_map);
+      return multiply_kokkos_kernels<T, Policy>(a, fetched, b.num_cols());
     }
   }
 
@@ -527,8 +510,43 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
   block.row_ptr = to_view<offset_type, mem>(row_ptr, "tessera::spgemm::row_ptr");
   block.col_idx = to_view<local_index, mem>(local_cols, "tessera::spgemm::col_idx");
   block.values = to_view<T, mem>(values, "tessera::spgemm::values");
-  return dist_matrix<T, Policy>(comm, typename Policy::mapping_type(a.mapping().row_offsets(), b.num_cols()), block,
-                                to_view<global_index, mem>(used, "tessera::spgemm::col_map"));
+  return {block, to_view<global_index, mem>(used, "tessera::spgemm::col_map")};
+}
+
+
+template <matrix_value T, matrix_policy Policy, class Semiring>
+dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+                                const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
+  static_assert(std::same_as<typename Policy::storage_type, csr>,
+                "tessera::spgemm: A and B must use csr storage; convert<tessera::csr>() first");
+  static_assert(semiring<Semiring, T>, "tessera::spgemm: the semiring needs add(a, b) and multiply(a, b) on T");
+  const auto& comm = a.comm();
+  comm.collectively([&] {
+    detail::require_same_ranks("spgemm", comm, b.comm(), "B");
+    TESSERA_REQUIRE(a.num_cols() == b.num_rows(), dimension_mismatch, "spgemm: A is {} x {} but B is {} x {}",
+                    a.num_rows(), a.num_cols(), b.num_rows(), b.num_cols());
+    if (mask != nullptr) {
+      detail::require_same_ranks("spgemm", comm, mask->comm(), "the mask");
+      TESSERA_REQUIRE(mask->num_rows() == a.num_rows() && mask->num_cols() == b.num_cols(), dimension_mismatch,
+                      "spgemm: the mask is {} x {} but A * B is {} x {}", mask->num_rows(), mask->num_cols(),
+                      a.num_rows(), b.num_cols());
+      TESSERA_REQUIRE(mask->mapping().row_offsets() == a.mapping().row_offsets(), dimension_mismatch,
+                      "spgemm: the mask must split its rows like A; redistribute it first");
+    }
+    const bool unbatched = mask == nullptr && options.memory_budget_bytes == 0;
+    const bool plain = std::is_same_v<Semiring, semirings::plus_times> && unbatched;
+    TESSERA_REQUIRE(options.kernel != spgemm_kernel::kokkos_kernels || plain, invalid_argument,
+                    "spgemm: the Kokkos-Kernels kernel does plus-times without mask or memory budget only");
+    TESSERA_REQUIRE(options.kernel != spgemm_kernel::gustavson || unbatched, invalid_argument,
+                    "spgemm: the Gustavson kernel does no masks or memory budgets");
+  });
+  const stats_scope scope(comm, "spgemm");
+  const auto referenced = fetch_referenced_rows(a, b);
+  // The kernels call the user's semiring: whatever it throws on one rank is raised on every rank,
+  // instead of leaving the others waiting in C's constructor.
+  auto c = comm.collectively([&] { return multiply_local(a, b, mask, referenced, options); });
+  return dist_matrix<T, Policy>(comm, typename Policy::mapping_type(a.mapping().row_offsets(), b.num_cols()),
+                                std::move(c.block), std::move(c.col_map));
 }
 
 }  // namespace detail

@@ -19,6 +19,8 @@
 #include "../matrix/dist_matrix.hpp"
 #include "../storage/csr.hpp"
 #include "detail/device_copy.hpp"
+#include "detail/operand_checks.hpp"
+#include "detail/structure_fingerprint.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
@@ -172,6 +174,9 @@ class spmm_plan {
     comm_.collectively([&] {
       TESSERA_REQUIRE(a.num_cols() == x_rows.global_rows(), dimension_mismatch,
                       "spmm: A is {} x {} but X has {} rows", a.num_rows(), a.num_cols(), x_rows.global_rows());
+      TESSERA_REQUIRE(x_rows.num_ranks() == comm_.size(), dimension_mismatch,
+                      "spmm: X's rows are split over {} ranks but A's communicator has {}", x_rows.num_ranks(),
+                      comm_.size());
       TESSERA_REQUIRE(k >= 0, invalid_argument, "spmm: X has {} columns", k);
       inspect(a, x_rows);
     });
@@ -187,17 +192,25 @@ class spmm_plan {
     pack_rows_view_ = detail::to_view<local_index, memory_space>(pack_rows_, "tessera::spmm::pack_rows");
   }
 
-  /// Y = A * X (collective). A must have the structure the plan was made for.
+  /// Y = A * X (collective). A must have the structure the plan was made for (its values may
+  /// change); X and Y must live on the plan's ranks, and Y must not share memory with X or A.
   void apply(const matrix_type& a, const dense_type& x, dense_type& y) {
     comm_.collectively([&] {
+      detail::require_same_ranks("spmm", comm_, a.comm(), "A");
+      detail::require_same_ranks("spmm", comm_, x.comm(), "X");
+      detail::require_same_ranks("spmm", comm_, y.comm(), "Y");
+      detail::require_no_alias("spmm", y.local(), "Y", x.local(), "X");
+      detail::require_no_alias("spmm", y.local(), "Y", a.local().values, "A's values");
       TESSERA_REQUIRE(x.mapping().row_offsets() == x_offsets_ && x.num_vectors() == k_, dimension_mismatch,
                       "spmm: X ({} x {}) is not split as the plan expects ({} x {})", x.num_rows(), x.num_vectors(),
                       x_offsets_.back(), k_);
       TESSERA_REQUIRE(y.mapping().row_offsets() == a.mapping().row_offsets() && y.num_vectors() == k_,
                       dimension_mismatch, "spmm: Y ({} x {}) must be split like A's rows, with {} columns",
                       y.num_rows(), y.num_vectors(), k_);
-      TESSERA_REQUIRE(a.local_nnz() == nnz_ && a.local_cols() == static_cast<local_index>(sources_.row.extent(0)),
-                      invalid_argument, "spmm: A's structure changed since the plan was made");
+      TESSERA_REQUIRE(a.local_rows() == rows_ && structure_.matches(a.local().row_ptr, a.local().col_idx, a.col_map()),
+                      invalid_argument,
+                      "spmm: A's sparsity structure differs from the one the plan was made for; make a new plan "
+                      "(spmm(A, X) makes one per matrix)");
     });
     stats_scope scope(comm_, "spmm");
     const auto k = static_cast<std::size_t>(k_);
@@ -451,7 +464,8 @@ class spmm_plan {
     }
     interior_rows_ = detail::to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
     boundary_rows_ = detail::to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
-    nnz_ = a.local_nnz();
+    rows_ = a.local_rows();
+    structure_ = detail::structure_fingerprint<3>(a.local().row_ptr, a.local().col_idx, a.col_map());
   }
 
   using column_sources_host = Kokkos::View<std::uint8_t*, Kokkos::HostSpace>;
@@ -460,7 +474,8 @@ class spmm_plan {
   std::vector<global_index> x_offsets_;
   global_index k_;
   spmm_options options_;
-  offset_type nnz_ = 0;
+  local_index rows_ = 0;
+  detail::structure_fingerprint<3> structure_;  ///< A's row pointers, columns and column map at inspection
   std::vector<run> runs_;
   kernels::column_sources<memory_space> sources_;
   Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
@@ -481,7 +496,10 @@ spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_
                                 static_cast<int>(options.kernel), options.streaming_store_bytes);
   for (global_index o : x.mapping().row_offsets()) key += fmt::format(",{}", o);
   auto& slot = a.plan_cache()[key];
-  if (!slot) slot = std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors(), options);
+  if (!slot) {
+    a.comm().collectively([&] { detail::require_same_ranks("spmm", a.comm(), x.comm(), "X"); });
+    slot = std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors(), options);
+  }
   return *static_cast<spmm_plan<T, Policy>*>(slot.get());
 }
 

@@ -15,6 +15,7 @@
 #include "../kernels/tile_gemm.hpp"
 #include "../matrix/block_sparse_matrix.hpp"
 #include "../matrix/gather.hpp"
+#include "detail/operand_checks.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -38,6 +39,7 @@ class summa_plan {
       : comm_(a.comm()) {
     const auto& grid = a.mapping().grid();
     comm_.collectively([&] {
+      detail::require_same_ranks("summa", comm_, b.comm(), "B");
       TESSERA_REQUIRE(a.col_tiles() == b.row_tiles(), dimension_mismatch,
                       "summa: A's column tiling ({} in {} tiles) differs from B's row tiling ({} in {} tiles)",
                       a.num_cols(), a.col_tiles().num_tiles(), b.num_rows(), b.row_tiles().num_tiles());
@@ -77,8 +79,8 @@ class summa_plan {
     std::vector<tile_norm> c_tiles;
     for (std::size_t k = 0; k + 1 < all.size(); k += 2) c_tiles.push_back({all[k], all[k + 1], 0.0});
     c_shape_ = block_sparse_shape(a.row_tiles(), b.col_tiles(), std::move(c_tiles));
-    a_tiles_ = as.num_nonzero_tiles();
-    b_tiles_ = bs.num_nonzero_tiles();
+    a_shape_ = as;
+    b_shape_ = bs;
 
     // One step per inner tile index: the A tiles of my rows in column kk, the B tiles of my columns in row kk.
     std::size_t unused = 0;
@@ -142,8 +144,13 @@ class summa_plan {
   /// C = alpha * A * B + beta * C (collective); C gets the plan's shape.
   void apply(T alpha, const matrix_type& a, const matrix_type& b, T beta, matrix_type& c) {
     comm_.collectively([&] {
-      TESSERA_REQUIRE(a.shape().num_nonzero_tiles() == a_tiles_ && b.shape().num_nonzero_tiles() == b_tiles_,
-                      invalid_argument, "summa: A or B changed shape since the plan was made");
+      detail::require_same_ranks("summa", comm_, a.comm(), "A");
+      detail::require_same_ranks("summa", comm_, b.comm(), "B");
+      detail::require_same_ranks("summa", comm_, c.comm(), "C");
+      detail::require_no_alias("summa", c.local().values, "C", a.local().values, "A");
+      detail::require_no_alias("summa", c.local().values, "C", b.local().values, "B");
+      TESSERA_REQUIRE(a.shape().same_pattern_as(a_shape_) && b.shape().same_pattern_as(b_shape_), invalid_argument,
+                      "summa: the nonzero pattern of A or B changed since the plan was made; make a new plan");
       TESSERA_REQUIRE(c.mapping() == c_mapping_, dimension_mismatch, "summa: C must follow A's rows and B's columns");
     });
     const stats_scope scope(comm_, "summa");
@@ -213,7 +220,7 @@ class summa_plan {
   communicator comm_;
   block_cyclic_2d::mapping c_mapping_;
   block_sparse_shape c_shape_;
-  std::size_t a_tiles_ = 0, b_tiles_ = 0;
+  block_sparse_shape a_shape_, b_shape_;  ///< the patterns the plan was made for
   std::vector<step> steps_;
   double local_flops_ = 0, flops_ = 0;
   Kokkos::View<T*, memory_space> a_buf_[2], b_buf_[2];

@@ -74,6 +74,14 @@ class block_sparse_shape {
   [[nodiscard]] const tiled_range& col_tiles() const noexcept { return cols_; }
   /// Nonzero tiles sorted by (row, col).
   [[nodiscard]] const std::vector<tile_norm>& tiles() const noexcept { return tiles_; }
+  /// Whether `other` has the same tilings and the same nonzero tiles (norms aside): what a plan
+  /// made for one shape needs of the shape it is applied to.
+  [[nodiscard]] bool same_pattern_as(const block_sparse_shape& other) const noexcept {
+    if (!(rows_ == other.rows_) || !(cols_ == other.cols_) || tiles_.size() != other.tiles_.size()) return false;
+    for (std::size_t k = 0; k < tiles_.size(); ++k)
+      if (tiles_[k].row != other.tiles_[k].row || tiles_[k].col != other.tiles_[k].col) return false;
+    return true;
+  }
   [[nodiscard]] std::size_t num_nonzero_tiles() const noexcept { return tiles_.size(); }
   /// Positions in tiles() of tile row r: [row_begin(r), row_end(r)).
   [[nodiscard]] std::size_t row_begin(std::size_t r) const noexcept { return row_ptr_[r]; }
