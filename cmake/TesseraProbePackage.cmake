@@ -16,8 +16,39 @@
 
 set(_tessera_probe_project "${CMAKE_CURRENT_LIST_DIR}/probe")
 
+# What a loadable config's verdict depends on: where it is, the languages and search path it was
+# probed with, its files, and the directory of package configs beside it (installing or removing
+# a package such as Epetra, whose config it may include, changes that directory).
+function(_tessera_probe_signature dir languages out)
+  get_filename_component(parent "${dir}" DIRECTORY)
+  set(signature "${dir}|${languages}|${CMAKE_PREFIX_PATH}")
+  file(GLOB files "${dir}/*")
+  foreach(path IN ITEMS "${parent}" "${dir}" LISTS files)
+    file(TIMESTAMP "${path}" t "%s")
+    string(APPEND signature "|${path}@${t}")
+  endforeach()
+  set(${out} "${signature}" PARENT_SCOPE)
+endfunction()
+
 function(tessera_probe_package package prefix)
   cmake_parse_arguments(ARG "" "" "LANGUAGES" ${ARGN})
+  # A config that loaded before and has not changed since loads again: a re-run of CMake (each run
+  # of tools/run-demo.sh) need not pay again for the MPI and OpenMP searches a config like DBCSR's
+  # makes in the child. Other verdicts are cheap to reach and are never reused.
+  set(cache_var _TESSERA_PROBE_LOADS_${package})
+  if(${cache_var})
+    list(GET ${cache_var} 0 dir)
+    _tessera_probe_signature("${dir}" "${ARG_LANGUAGES}" signature)
+    if("${${cache_var}}" STREQUAL "${dir};${signature}")
+      set(${prefix}_STATE ok PARENT_SCOPE)
+      set(${prefix}_WHY "" PARENT_SCOPE)
+      set(${prefix}_MISSING "" PARENT_SCOPE)
+      set(${prefix}_DIR "${dir}" PARENT_SCOPE)
+      return()
+    endif()
+  endif()
+  unset(${cache_var} CACHE)
+
   set(work "${CMAKE_BINARY_DIR}/CMakeFiles/tessera-probe/${package}")
   file(REMOVE_RECURSE "${work}")  # a stale child cache would remember an earlier machine state
 
@@ -71,6 +102,8 @@ function(tessera_probe_package package prefix)
   set(why "")
   if(rc EQUAL 0 AND found)
     set(state ok)
+    _tessera_probe_signature("${dir}" "${ARG_LANGUAGES}" signature)
+    set(${cache_var} "${dir};${signature}" CACHE INTERNAL "tessera_probe_package: ${package} loads")
   elseif(rc EQUAL 0 AND NOT dir)
     set(state missing)
   else()
@@ -128,13 +161,17 @@ function(tessera_probe_package package prefix)
       endif()
       set(why "${config} loads but reports the package unusable: ${message}")
     else()
-      string(REGEX MATCH "CMake Error at [^\n]+" first_error "${err}")
-      if(NOT first_error)
-        set(first_error "exit code ${rc}")
+      # The first error's first line and where it was raised; the whole output stays in the log.
+      string(REGEX MATCH "CMake Error at ([^\n]+):([0-9]+) [(][^)\n]*[)]:\n +([^\n]*)" first_error "${err}")
+      if(first_error)
+        get_filename_component(at "${CMAKE_MATCH_1}" NAME)
+        set(why "${config} fails to load: ${CMAKE_MATCH_3} (at ${at}:${CMAKE_MATCH_2}, see ${work}/probe.log)")
+      else()
+        set(why "${config} fails to load (exit code ${rc}, see ${work}/probe.log)")
       endif()
-      set(why "${config} fails to load (${first_error}; see ${work}/probe.log)")
     endif()
   endif()
+  string(REPLACE ";" "," why "${why}")  # one sentence, not a CMake list
   set(${prefix}_STATE "${state}" PARENT_SCOPE)
   set(${prefix}_WHY "${why}" PARENT_SCOPE)
   set(${prefix}_MISSING "${missing}" PARENT_SCOPE)

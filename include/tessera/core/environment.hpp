@@ -52,6 +52,11 @@ struct environment_options {
 ///
 /// Kokkos Views must be destroyed before the environment is, as with
 /// Kokkos::finalize: keep matrices in an inner scope.
+///
+/// If the constructor throws (a bad option, progress ranks on nodes of one
+/// process), it has already finalised what it started, so a program that
+/// catches the error exits cleanly. Such errors are raised on every rank
+/// alike; MPI_Finalize waits for all ranks.
 class environment {
  public:
   environment(int& argc, char**& argv, environment_options options = {}) { start(&argc, &argv, options); }
@@ -99,6 +104,17 @@ class environment {
       TESSERA_MPI(MPI_Init_thread(argc, argv, options.mpi_thread_level, &provided));
       started_mpi_ = true;
     }
+    // No destructor runs for a constructor that throws: without this, a bad option would leave MPI
+    // initialised and the launcher would report a process that "exited without calling finalize".
+    try {
+      start_after_mpi(argc, argv, options);
+    } catch (...) {
+      abandon();
+      throw;
+    }
+  }
+
+  void start_after_mpi(int* argc, char*** argv, const environment_options& options) {
     TESSERA_REQUIRE(options.ranks_per_node >= 0, invalid_argument, "environment: ranks_per_node {} is negative",
                     options.ranks_per_node);
     if (options.progress_ranks) {
@@ -120,6 +136,28 @@ class environment {
       started_kokkos_ = true;
     }
     world_.emplace(communicator::duplicate(progress_ ? progress_->compute_comm() : MPI_COMM_WORLD));
+  }
+
+  /// Undoes what start() did, in reverse order, when it cannot finish: the caller then gets the
+  /// exception with MPI and Kokkos as they were before (or finalised, if this environment started them).
+  void abandon() noexcept {
+    world_.reset();
+    if (progress_ && detail::active_progress_runtime() == progress_.get()) {
+      // This rank's server is serving and waits for a shutdown from each of its compute ranks.
+      // No barrier as in the destructor: no one-sided traffic can have started yet.
+      detail::control_message stop{detail::control_kind::shutdown, 0, 0};
+      MPI_Send(&stop, sizeof stop, MPI_BYTE, progress_->my_server(), detail::tag_control, progress_->server_comm());
+      detail::active_progress_runtime() = nullptr;
+    }
+    progress_.reset();
+    if (started_kokkos_ && Kokkos::is_initialized()) Kokkos::finalize();
+    started_kokkos_ = false;
+    if (started_mpi_) {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized) MPI_Finalize();
+    }
+    started_mpi_ = false;
   }
 
   bool started_mpi_ = false;

@@ -1,0 +1,1 @@
+set(TesseraFakeFine_LIBRARIES fake_fine)
