@@ -39,6 +39,7 @@ FIGURES = ROOT / "docs" / "figures"
 SOURCES = {
     "peers": "peers-final-2026-11-22.jsonl",  # docs/operations.md, Against PETSc, Tpetra and CombBLAS
     "bsgemm": "bsgemm-inplace-2026-11-22.jsonl",  # docs/block_sparse.md, Measured
+    "spdnn": "spdnn-2026-11-22.jsonl",  # docs/spdnn.md, Measured
 }
 
 COLOURS = {
@@ -48,8 +49,9 @@ COLOURS = {
     "CombBLAS": "#9467bd",
     "DBCSR": "#d62728",
     "Kokkos-Kernels": "#7f7f7f",
+    "GraphBLAS": "#8c564b",
 }
-PEER_NAMES = {"petsc": "PETSc", "tpetra": "Tpetra", "combblas": "CombBLAS", "dbcsr": "DBCSR"}
+PEER_NAMES = {"petsc": "PETSc", "tpetra": "Tpetra", "combblas": "CombBLAS", "dbcsr": "DBCSR", "graphblas": "GraphBLAS"}
 
 plt.rcParams.update({
     "svg.hashsalt": "tessera-docs",  # fixed ids: identical data gives an identical file
@@ -284,6 +286,45 @@ def bsgemm_series(lines: list[dict]) -> dict[tuple, dict[float, dict]]:
             continue
         series[(m[1], who, d["np"])][float(m[2])] = d
     return series
+
+
+def plot_spdnn(peak: Peak | None, written: list[str]) -> None:
+    source = SOURCES["spdnn"]
+    if not (RESULTS / source).exists():
+        print(f"skipped spdnn.svg: {source} not in bench/results")
+        return
+    lines = [d for d in read_lines(source) if d.get("bench") == "spdnn" and "edges_per_second" in d]
+    sizes = sorted({d["neurons"] for d in lines})
+    backends = [b for b in ("rma", "aggregator", "progress") if any(d.get("backend") == b for d in lines)]
+    shades = {"rma": COLOURS["tessera"], "aggregator": "#6baed6", "progress": "#08306b"}
+    variants = [(m, p) for m in ("spmm", "spgemm") for p in ("data", "model")]
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.4), constrained_layout=True, squeeze=False)
+    for ax, n in zip(axes[0], sizes):
+        here = [b for b in backends if any(d.get("backend") == b and d["neurons"] == n for d in lines)]
+        width = 0.8 / len(here)
+        for i, (mode, parallel) in enumerate(variants):
+            for j, backend in enumerate(here):
+                row = next((d for d in lines if d["neurons"] == n and d.get("mode") == mode and
+                            d.get("parallel") == parallel and d.get("backend") == backend and "peer" not in d), None)
+                if row:
+                    ax.bar(i - 0.4 + width * (j + 0.5), row["edges_per_second"] / 1e9, width, color=shades[backend],
+                           label=f"tessera, {row['np']} ranks, backend {backend}" if i == 0 else None)
+        peers = [d for d in lines if d["neurons"] == n and "peer" in d]
+        for d in peers:
+            name = PEER_NAMES.get(d["peer"], d["peer"])
+            ax.bar(len(variants), d["edges_per_second"] / 1e9, width, color=COLOURS.get(name, "black"),
+                   label=f"{name}, {d.get('threads', '?')} threads")
+        ax.set_xticks(range(len(variants) + (1 if peers else 0)))
+        peer_labels = [f"{PEER_NAMES.get(d['peer'], d['peer'])}\n{d.get('threads', '?')} threads" for d in peers[:1]]
+        ax.set_xticklabels([f"{m}\n{p}-parallel" for m, p in variants] + peer_labels)
+        ax.set_ylabel("10⁹ edges per second (challenge formula)")
+        layers = next((d["layers"] for d in lines if d["neurons"] == n), "?")
+        inputs = next((d["inputs"] for d in lines if d["neurons"] == n), "?")
+        ax.set_title(f"N = {n} neurons, L = {layers} layers, {inputs} inputs")
+        ax.legend(loc="upper right", fontsize=7.5)
+    machine = peak.machine() if peak else "the 2-core development machine"
+    fig.suptitle(f"Sparse DNN inference (Graph Challenge) on {machine}: inference only, higher is better\n({source})")
+    save(fig, "spdnn.svg", written)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -579,6 +620,7 @@ def main() -> int:
     plot_peak(peak, written)
     plot_peers(peak, written)
     plot_bsgemm_dbcsr(peak, written)
+    plot_spdnn(peak, written)
     plot_spmm_roofline(peak, written)
     plot_bsgemm_efficiency(peak, written)
     plot_thread_rank_scaling(peak, written)
