@@ -521,9 +521,10 @@ def plot_peak(peak: Peak | None, written: list[str]) -> None:
     shades = {"double": "#1f77b4", "float": "#17becf"}
     for j, (dtype, np) in enumerate(groups):
         for i, name in enumerate(simd_names):
-            row = next((d for d in fma if d["type"] == dtype and d["np"] == np and d["simd"] == name), None)
-            if row is None:
+            rows = [d for d in fma if d["type"] == dtype and d["np"] == np and d["simd"] == name]
+            if not rows:
                 continue
+            row = max(rows, key=lambda d: d["gflops_per_core"])  # several runs in a file: the peak is the best
             x = i - 0.4 + width * (j + 0.5)
             left.bar(x, row["gflops_per_core"], width, color=shades[dtype], alpha=1.0 if np == 1 else 0.55,
                      edgecolor="black", linewidth=0.4)
@@ -546,9 +547,10 @@ def plot_peak(peak: Peak | None, written: list[str]) -> None:
     width = 0.8 / max(1, len(stream_nps))
     for j, np in enumerate(stream_nps):
         for i, op in enumerate(ops):
-            row = next((d for d in stream if d["op"] == op and d["np"] == np), None)
-            if row is None:
+            rows = [d for d in stream if d["op"] == op and d["np"] == np]
+            if not rows:
                 continue
+            row = max(rows, key=lambda d: d["gb_s"])
             x = i - 0.4 + width * (j + 0.5)
             right.bar(x, row["gb_s"], width, color="#8c564b", alpha=1.0 if np == 1 else 0.55, edgecolor="black",
                       linewidth=0.4, label=f"{np} rank{'s' if np > 1 else ''}, all ranks together" if i == 0 else None)
