@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tessera needs, only those missing (idempotent:
-# about a second when everything is present). Needs root or sudo to install.
+# about a second when everything is present). Installing needs root or sudo;
+# as a user, sudo may ask for your password once.
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,12 @@ packages=(
   libfmt-dev doctest-dev
 )
 
+if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
+  # Not Debian: CMake's configure names whatever is missing.
+  echo "bootstrap: no dpkg/apt-get here; install the equivalents of: ${packages[*]}" >&2
+  exit 0
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -19,12 +26,22 @@ for p in "${packages[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-echo "bootstrap: installing ${missing[*]}"
-sudo=""
+as_root=()
 if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "bootstrap: need root or sudo to install ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
+  command -v sudo >/dev/null || {
+    echo "bootstrap: need root or sudo to install ${missing[*]}; as root: apt-get install ${missing[*]}" >&2
+    exit 1
+  }
+  if ! sudo -n true 2>/dev/null && ! [ -t 0 ]; then
+    echo "bootstrap: sudo wants a password and there is no terminal to ask on; run: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  # sudo drops the caller's environment, so DEBIAN_FRONTEND goes through env.
+  as_root=(sudo)
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "bootstrap: installing ${missing[*]}${as_root:+ (with sudo)}"
+apt=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
+# A fresh machine (a container image) has no package lists; a failed update is not fatal by
+# itself, since the lists it has may still name every package.
+"${apt[@]}" update -qq || echo "bootstrap: apt-get update failed; trying to install with the package lists present" >&2
+"${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}"

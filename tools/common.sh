@@ -1,6 +1,8 @@
-# Shared by tools/*.sh: the repository root and an mpiexec command line that
+# Shared by tools/*.sh: the repository root, the packages (installed first, so that
+# everything below sees the machine as it will be), and an mpiexec command line that
 # works as root and with more ranks than cores (Open MPI refuses both by default).
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$root/tools/bootstrap.sh"
 mpiexec_cmd=(mpiexec)
 if mpiexec --version 2>/dev/null | grep -qE "Open MPI|OpenRTE"; then
   mpiexec_cmd+=(--oversubscribe)

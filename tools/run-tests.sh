@@ -3,7 +3,6 @@
 # Extra arguments go to ctest (e.g. -R build, -L np4).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-"$root/tools/bootstrap.sh"
 cd "$root"
 cmake --preset dev
 cmake --build --preset dev
