@@ -208,22 +208,21 @@ void measure_fma(const line_context& ctx, std::int64_t iterations, bool widest) 
 
 template <class T>
 void measure_fma_all_widths(const line_context& ctx, std::int64_t iterations) {
-  constexpr bool is_double = sizeof(T) == 8;
 #if defined(__FMA__)
-  constexpr bool has_avx512 =
+  constexpr bool is_double = sizeof(T) == 8;
 #if defined(__AVX512F__)
-      true;
+  constexpr bool has_avx512 = true;
 #else
-      false;
+  constexpr bool has_avx512 = false;
 #endif
   measure_fma<std::conditional_t<is_double, scalar_double, scalar_float>, T>(ctx, iterations, false);
   measure_fma<std::conditional_t<is_double, sse_double, sse_float>, T>(ctx, iterations, false);
   measure_fma<std::conditional_t<is_double, avx_double, avx_float>, T>(ctx, iterations, !has_avx512);
-#else
-  measure_fma<scalar_lanes<T>, T>(ctx, iterations, true);
-#endif
 #if defined(__AVX512F__)
   measure_fma<std::conditional_t<is_double, avx512_double, avx512_float>, T>(ctx, iterations, true);
+#endif
+#else
+  measure_fma<scalar_lanes<T>, T>(ctx, iterations, true);
 #endif
 }
 
