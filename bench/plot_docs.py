@@ -102,11 +102,14 @@ def save(fig, name: str, written: list[str]) -> None:
 # The physical peak: newest peak-*.jsonl
 # ---------------------------------------------------------------------------------------------
 class Peak:
-    """bench_peak's lines of one file: FMA peak per core and STREAM, by rank count."""
+    """bench_peak's lines of one file: FMA peak per core and STREAM, by rank count. A file may hold
+    several runs (a loaded one, a quieter one); a peak is the best of them, since load only ever
+    lowers what a run measures."""
 
     def __init__(self, name: str, lines: list[dict]):
         self.name = name
-        self.date = re.search(r"(\d{4}-\d{2}-\d{2})", name)[1] if re.search(r"\d{4}-\d{2}-\d{2}", name) else name
+        date = re.search(r"\d{4}-\d{2}-\d{2}", name)
+        self.date = date[0] if date else name
         self.lines = [d for d in lines if d.get("bench") == "peak"]
         self.cpu = next((d["cpu"] for d in self.lines if "cpu" in d), "unknown CPU")
         self.cores = next((d["cores"] for d in self.lines if "cores" in d), None)
@@ -115,7 +118,7 @@ class Peak:
         return f"{self.cpu}, {self.cores} cores" if self.cores else self.cpu
 
     def fma_per_core(self, np: int, dtype: str = "double") -> float | None:
-        """The widest SIMD width's rate per core at np ranks (the best width if none is marked)."""
+        """The widest SIMD width's best rate per core at np ranks (the best width if none is marked)."""
         rows = [d for d in self.lines if d["op"] == "fma" and d["type"] == dtype and d["np"] == np]
         widest = [d for d in rows if d.get("widest")]
         rows = widest or rows
@@ -184,7 +187,8 @@ def plot_peers(peak: Peak | None, written: list[str]) -> None:
             ks.add(d["k"])
         seconds[(op, d["matrix"], d["np"])][who] = d["seconds"]
     k_text = ", ".join(str(k) for k in sorted(ks))
-    titles = {"spgemm": "SpGEMM C = A·A (plus-times)", "spmm": f"SpMM Y = A·X, k = {k_text}", "transpose": "Transpose"}
+    titles = {"spgemm": "SpGEMM C = A·A (plus-times)", "spmm": f"SpMM Y = A·X, k = {k_text}",
+              "transpose": "Transpose"}
     # Top row: the peers that run at any rank count, at the run's main count; bottom row: CombBLAS,
     # which needs a square number of ranks, beside tessera at the same counts.
     main_np = max((key[2] for key in seconds), key=lambda n: sum(1 for key in seconds if key[2] == n))
@@ -382,8 +386,8 @@ def plot_spmm_roofline(peak: Peak | None, written: list[str]) -> None:
         ax.plot(xs, [min(x * gbs, compute) for x in xs], color="black" if i == 0 else "grey",
                 linewidth=1.6 if i == 0 else 0.9, linestyle="-" if i == 0 else "--",
                 label=f"{'roof: ' if i == 0 else ''}{what}: {gbs:.1f} GB/s")
-    ax.axhline(compute, color="black", linewidth=0.6, linestyle=(0, (1, 3)), label=f"FMA peak (double, {np} cores, bench_peak {peak.date}): "
-                                            f"{compute:.0f} GFLOP/s")
+    ax.axhline(compute, color="black", linewidth=0.6, linestyle=(0, (1, 3)),
+               label=f"FMA peak (double, {np} cores, bench_peak {peak.date}): {compute:.0f} GFLOP/s")
     markers = {}
     for who, matrix, _, intensity, gflops in sorted(points):
         marker = markers.setdefault(matrix, "osD^v"[len(markers) % 5])
@@ -510,12 +514,8 @@ def plot_peak(peak: Peak | None, written: list[str]) -> None:
     stream = [d for d in peak.lines if d["op"].startswith("stream_")]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True,
                                       gridspec_kw={"width_ratios": [2, 1]})
-    widths = sorted({(d["simd_bits"] // (8 if d["type"] == "double" else 4) if d["simd"] != "scalar" else 0, d["simd"])
-                     for d in fma})
-    simd_names = []
-    for _, name in widths:
-        if name not in simd_names:
-            simd_names.append(name)
+    # narrowest first; the order of the widths is the order of their lanes in double
+    simd_names = [name for _, name in sorted({(d["lanes"], d["simd"]) for d in fma if d["type"] == "double"})]
     groups = [(t, np) for t in ("double", "float") for np in sorted({d["np"] for d in fma})]
     width = 0.8 / max(1, len(groups))
     shades = {"double": "#1f77b4", "float": "#17becf"}
@@ -538,7 +538,8 @@ def plot_peak(peak: Peak | None, written: list[str]) -> None:
     left.set_xticklabels(labels)
     left.set_ylabel("GFLOP/s per core (FMA = 2 flops)")
     acc = fma[0]["accumulators"] if fma else "?"
-    left.set_title(f"register-resident FMA loop, {acc} independent accumulators, best of {fma[0]['reps'] if fma else '?'}")
+    reps = fma[0]["reps"] if fma else "?"
+    left.set_title(f"register-resident FMA loop, {acc} independent accumulators, best of {reps}")
     left.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=shades[t], alpha=1.0 if np == 1 else 0.55)
                          for t, np in groups],
                 labels=[f"{t}, {np} rank{'s' if np > 1 else ''} at once" for t, np in groups], loc="upper left")
