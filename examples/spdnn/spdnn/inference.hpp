@@ -117,7 +117,13 @@ std::vector<tessera::dist_matrix<T, Policy>> read_layers(const tessera::communic
                                                          int neurons, int layers, bool row_form) {
   std::vector<tessera::dist_matrix<T, Policy>> out;
   for (int l = 1; l <= layers; ++l) {
-    const auto cols = read_tsv(comm, weight_file(dir, neurons, l), {3, neurons, neurons, "row", "column"});
+    const auto cols = read_tsv(comm, weight_file(dir, neurons, l), weights_layout(neurons));
+    // An empty layer would silently kill every image: a file error, not a network.
+    const auto weights = comm.sum(static_cast<std::int64_t>(cols.size()));
+    comm.collectively([&] {
+      TESSERA_REQUIRE(weights > 0, parse_error, "{}:{}: no weights: a layer file holds at least one 'row column value' line",
+                      cols.path, std::max<std::int64_t>(cols.lines, 1));
+    });
     tessera::triplets<T> t;
     t.reserve(cols.size());
     for (std::size_t e = 0; e < cols.size(); ++e)
@@ -141,8 +147,8 @@ tessera::triplets<T> generated_image_entries(const feature_generator& gen, std::
 /// Where the features come from: the generator, or entries (image, neuron, value) read from a file.
 struct feature_source {
   const feature_generator* generator = nullptr;
-  std::int64_t images = 0;          ///< generator: how many
-  const tsv_columns* file = nullptr;  ///< file: this rank's lines (0-based image, neuron)
+  std::int64_t images = 0;          ///< generator: how many; file: how many at most (0: as many as its lines)
+  const tsv_columns* file = nullptr;  ///< file: this rank's lines (0-based image, neuron), read on the world
 };
 
 /// The problem of this rank: the layers on `comm` (world or self) and the
@@ -156,9 +162,21 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   problem<T, Policy> p{comm, std::move(layers), {}, row_form, 0, 0};
   std::int64_t images = source.images;
   if (source.file != nullptr) {
-    std::int64_t largest = -1;
-    for (auto i : source.file->first) largest = std::max(largest, i);
-    images = world.max(largest) + 1;
+    // The number of images comes from the file's largest id, and memory and time grow with it:
+    // check it before anything is sized by it. An image has at least one line in every file the
+    // challenge publishes or --write writes, so an id beyond the file's line count cannot be one.
+    const tsv_columns& file = *source.file;
+    world.collectively([&] {
+      TESSERA_REQUIRE(file.largest_first >= 0, parse_error, "{}:{}: no images: a features file holds at least one 'image neuron value' line",
+                      file.path, std::max<std::int64_t>(file.lines, 1));
+      TESSERA_REQUIRE(source.images <= 0 || file.largest_first < source.images, parse_error,
+                      "{}:{}: image {} is beyond the {} images declared", file.path, file.largest_first_line,
+                      file.largest_first + 1, source.images);
+      TESSERA_REQUIRE(file.largest_first < file.lines, parse_error,
+                      "{}:{}: image {} is beyond the file's {} lines (each image has at least one line)", file.path,
+                      file.largest_first_line, file.largest_first + 1, file.lines);
+    });
+    images = file.largest_first + 1;
   }
   p.total_images = images;
   const tessera::row_block::mapping split(world.size(), images, neurons);

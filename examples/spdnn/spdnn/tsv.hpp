@@ -1,13 +1,16 @@
 #pragma once
 // The challenge's tab-separated files (1-based indices), read in parallel:
 // every rank parses its own byte range of the file, and a malformed line is
-// reported as "file:line: what is wrong" on every rank.
+// reported as "file:line: what is wrong" on every rank. Nothing is allocated
+// from a number in a file before it is checked against the layout's bounds.
 
 #include <tessera/comm/communicator.hpp>
 #include <tessera/core/error.hpp>
+#include <tessera/matrix/gather.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -21,16 +24,22 @@
 
 namespace spdnn {
 
-/// The columns of a TSV file, converted to 0-based indices.
+/// The columns of a TSV file, converted to 0-based indices: this rank's lines,
+/// and what every rank knows about the whole file.
 struct tsv_columns {
   std::vector<std::int64_t> first, second;
   std::vector<double> value;
+  std::string path;
+  std::int64_t lines = 0;               ///< lines in the file (blank ones included), same on every rank
+  std::int64_t largest_first = -1;      ///< largest 0-based first index in the file, -1 if none (every rank)
+  std::int64_t largest_first_line = 0;  ///< the first line holding it (every rank)
   [[nodiscard]] std::size_t size() const noexcept { return first.size(); }
 };
 
 /// What a TSV file must hold: `fields` columns per line (1: index; 2: index
 /// index; 3: index index value), 1-based indices at most first_max and
-/// second_max, finite values.
+/// second_max, values that are finite doubles. A one-field file is a set
+/// (the truth's list of images): an index listed twice is an error.
 struct tsv_layout {
   int fields = 3;
   std::int64_t first_max = std::numeric_limits<std::int64_t>::max();
@@ -40,6 +49,19 @@ struct tsv_layout {
 };
 
 namespace detail {
+
+/// At most 80 bytes of the input, non-printable ones escaped: the message goes to every rank and into logs.
+inline std::string excerpt(std::string_view text) {
+  constexpr std::size_t limit = 80;
+  std::string out;
+  for (std::size_t k = 0; k < std::min(text.size(), limit); ++k) {
+    const auto c = static_cast<unsigned char>(text[k]);
+    if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
+    else out += fmt::format("\\x{:02x}", c);
+  }
+  if (text.size() > limit) out += "...";
+  return out;
+}
 
 inline std::string read_range(std::ifstream& in, std::uint64_t from, std::uint64_t count) {
   std::string bytes(count, '\0');
@@ -70,13 +92,15 @@ inline std::optional<std::string> parse_line(std::string_view line, const tsv_la
       std::int64_t v = 0;
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
       if (ec != std::errc{} || end != text.data() + text.size() || text.empty())
-        return fmt::format("{} '{}' is not an integer", name, text);
+        return fmt::format("{} '{}' is not an integer", name, excerpt(text));
       if (v < 1 || v > max) return fmt::format("{} {} is outside [1, {}]", name, v, max);
       index[field] = v - 1;
     } else {
+      // NaN and infinities are refused (the challenge's files never hold them), and so is what
+      // double cannot hold, too large or too small (from_chars reports both as out of range).
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (ec != std::errc{} || end != text.data() + text.size() || text.empty() || !std::isfinite(value))
-        return fmt::format("value '{}' is not a finite number", text);
+        return fmt::format("value '{}' is not a finite number within double's range", excerpt(text));
     }
     ++field;
     at = stop + 1;
@@ -94,11 +118,13 @@ inline std::optional<std::string> parse_line(std::string_view line, const tsv_la
 
 /// Read a TSV file in parallel over `comm` (collective): each rank gets the
 /// lines that start in its share of the bytes. Blank lines are skipped. A
-/// missing file or a malformed line raises tessera::error on every rank, with
-/// the file name and the 1-based line number.
+/// missing file, a directory or a malformed line raises tessera::error on
+/// every rank, with the file name and the 1-based line number: the first
+/// malformed line if any, else (one-field files) the first repeated index.
 inline tsv_columns read_tsv(const tessera::communicator& comm, const std::string& path, const tsv_layout& layout) {
   const auto size = comm.collectively([&] {
     std::error_code ec;
+    TESSERA_REQUIRE(!std::filesystem::is_directory(path, ec), io_error, "{}: is a directory, not a file", path);
     const auto bytes = std::filesystem::file_size(path, ec);
     TESSERA_REQUIRE(!ec, io_error, "{}: cannot read ({})", path, ec.message());
     return static_cast<std::uint64_t>(bytes);
@@ -107,10 +133,13 @@ inline tsv_columns read_tsv(const tessera::communicator& comm, const std::string
   const std::uint64_t begin = size * r / p, end = size * (r + 1) / p;
 
   tsv_columns out;
+  out.path = path;
   std::optional<std::string> failure;
-  std::int64_t failure_line = 0, my_lines = 0;
+  std::int64_t failure_line = 0, my_lines = 0, largest_line = 0;
+  std::vector<std::int64_t> entry_lines;  // one-field files: where each index is, to name a repeat's line
   std::ifstream in(path, std::ios::binary);
-  if (begin < end && in) {
+  comm.collectively([&] { TESSERA_REQUIRE(in, io_error, "{}: cannot open for reading", path); });
+  if (begin < end) {
     // The line that starts before `end` may run past it: read on until its newline.
     const std::uint64_t from = begin == 0 ? 0 : begin - 1;
     std::string bytes = detail::read_range(in, from, end - from);
@@ -131,17 +160,63 @@ inline tsv_columns read_tsv(const tessera::communicator& comm, const std::string
       ++my_lines;
       if (!failure && line.find_first_not_of(" \t\r") != std::string_view::npos) {
         failure = detail::parse_line(line, layout, out);
-        if (failure) failure_line = my_lines;
+        if (failure) {
+          failure_line = my_lines;
+        } else {
+          if (out.first.back() > out.largest_first) {
+            out.largest_first = out.first.back();
+            largest_line = my_lines;
+          }
+          if (layout.fields == 1) entry_lines.push_back(my_lines);
+        }
       }
       at = stop + 1;
     }
   }
   // Line numbers: the lines every earlier rank holds come first.
   const std::int64_t first_line = comm.exclusive_prefix_sum(my_lines);
+  out.lines = comm.sum(my_lines);
   comm.collectively([&] {
     if (failure) TESSERA_THROW(parse_error, "{}:{}: {}", path, first_line + failure_line, *failure);
   });
+  // The largest index and its first line (the lowest rank holding it has it first).
+  const std::int64_t largest = comm.max(out.largest_first);
+  out.largest_first_line = comm.min(out.largest_first == largest && largest >= 0
+                                        ? first_line + largest_line
+                                        : std::numeric_limits<std::int64_t>::max());
+  out.largest_first = largest;
+  if (largest < 0) out.largest_first_line = 0;
+
+  if (layout.fields == 1) {
+    // A repeated index is an error, reported at its second line. The ids are
+    // gathered to rank 0: a one-field file (a list of categories) is small next to the others.
+    for (auto& l : entry_lines) l += first_line;
+    const auto ids = tessera::detail::gather_vector(comm, out.first, 0, false);
+    const auto at = tessera::detail::gather_vector(comm, entry_lines, 0, false);
+    comm.collectively([&] {
+      if (comm.rank() != 0) return;
+      std::vector<std::size_t> order(ids.size());
+      for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+      std::sort(order.begin(), order.end(), [&](auto a, auto b) { return ids[a] != ids[b] ? ids[a] < ids[b] : at[a] < at[b]; });
+      std::size_t repeat = ids.size();  // the repeat with the smallest line
+      for (std::size_t k = 1; k < order.size(); ++k)
+        if (ids[order[k]] == ids[order[k - 1]] && (repeat == ids.size() || at[order[k]] < at[repeat])) repeat = order[k];
+      if (repeat == ids.size()) return;
+      std::int64_t first_seen = at[repeat];
+      for (std::size_t k = 0; k < ids.size(); ++k)
+        if (ids[k] == ids[repeat]) first_seen = std::min(first_seen, at[k]);
+      TESSERA_THROW(parse_error, "{}:{}: {} {} is listed twice (first on line {})", path, at[repeat], layout.first_name,
+                    ids[repeat] + 1, first_seen);
+    });
+  }
   return out;
 }
+
+/// The layouts of the challenge's three kinds of file. `images` bounds the
+/// image ids of a features file: it is checked as each line is read, before
+/// anything is sized by an id.
+inline tsv_layout weights_layout(int neurons) { return {3, neurons, neurons, "row", "column"}; }
+inline tsv_layout features_layout(int neurons, std::int64_t images) { return {3, images, neurons, "image", "neuron"}; }
+inline tsv_layout truth_layout(std::int64_t images) { return {1, std::max<std::int64_t>(images, 1), 1, "image", "column"}; }
 
 }  // namespace spdnn

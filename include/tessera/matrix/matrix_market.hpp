@@ -247,7 +247,7 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
                     "{}: {} x {} on {} rank{}: rank {} would own {} rows, more than the {} (2^31 - 1) rows one rank can "
                     "index; read it on more ranks (with row_block, at least {})",
                     path, h.rows, h.cols, comm.size(), comm.size() == 1 ? "" : "s", comm.rank(), mine, INT_MAX,
-                    (h.rows + INT_MAX - 1) / INT_MAX);
+                    h.rows / INT_MAX + (h.rows % INT_MAX != 0 ? 1 : 0));
     return h;
   });
   auto chunk = comm.collectively([&] { return detail::read_own_lines(comm.rank(), comm.size(), path, header); });

@@ -84,18 +84,21 @@ struct matrix_market_header {
 
 /// Reads one line of at most `keep` bytes into `line` (the rest is skipped, not
 /// stored: a header line can be a whole file without newlines); returns false
-/// at the end of the file, sets `cut` if the line was longer than `keep`, and
-/// adds the bytes it consumed (newline included) to `consumed`.
-inline bool read_header_line(std::istream& in, std::string& line, bool& cut, std::uint64_t& consumed,
+/// at the end of the file, sets `cut` if the line was longer than `keep`,
+/// `first` to its first byte that is not a blank, tab or carriage return (0 if
+/// none), and adds the bytes it consumed (newline included) to `consumed`.
+inline bool read_header_line(std::istream& in, std::string& line, bool& cut, char& first, std::uint64_t& consumed,
                              std::size_t keep = 4096) {
   line.clear();
   cut = false;
+  first = 0;
   std::streambuf& buf = *in.rdbuf();
   bool any = false;
   for (int c = buf.sbumpc(); c != std::char_traits<char>::eof(); c = buf.sbumpc()) {
     any = true;
     ++consumed;
     if (c == '\n') return true;
+    if (first == 0 && c != ' ' && c != '\t' && c != '\r') first = static_cast<char>(c);
     if (line.size() < keep) line += static_cast<char>(c);
     else cut = true;
   }
@@ -116,8 +119,9 @@ inline matrix_market_header read_matrix_market_header(const std::string& path) {
   matrix_market_header h;
   std::string line;
   bool cut = false;
+  char first = 0;
   std::uint64_t consumed = 0;
-  TESSERA_REQUIRE(read_header_line(in, line, cut, consumed), parse_error, "{}:1: empty file, expected a %%MatrixMarket banner",
+  TESSERA_REQUIRE(read_header_line(in, line, cut, first, consumed), parse_error, "{}:1: empty file, expected a %%MatrixMarket banner",
                   path);
   std::string lower(line);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -149,10 +153,9 @@ inline matrix_market_header read_matrix_market_header(const std::string& path) {
                   "{}:1: a pattern matrix cannot be skew-symmetric", path);
 
   global_index line_number = 1;
-  while (read_header_line(in, line, cut, consumed)) {
+  while (read_header_line(in, line, cut, first, consumed)) {
     ++line_number;
-    const auto first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '%') continue;
+    if (first == 0 || first == '%') continue;  // blank lines and comments, however long
     std::string_view size_line(line);
     std::int64_t values[3] = {-1, -1, -1};
     bool ok = !cut;

@@ -1,0 +1,44 @@
+# Configure tessera with AddressSanitizer + UndefinedBehaviorSanitizer in WORK_DIR, build only the
+# reader tests, and run them at 1 and 2 ranks: any sanitizer report fails the run.
+foreach(var TESSERA_SOURCE_DIR WORK_DIR MPIEXEC MPIEXEC_NUMPROC_FLAG GENERATOR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_sanitized.cmake: ${var} is not set")
+  endif()
+endforeach()
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    string(REPLACE ";" " " shown "${ARGN}")
+    message(FATAL_ERROR "command failed (${rc}): ${shown}")
+  endif()
+endfunction()
+
+string(REPLACE "|" ";" MPIEXEC "${MPIEXEC}")  # the launcher and its flags, joined by the caller
+set(flags "-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined")
+set(build ${WORK_DIR}/build)
+set(compiler)
+if(DEFINED CXX_COMPILER)
+  set(compiler -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+endif()
+run(${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR} -B ${build} -G "${GENERATOR}" ${compiler}
+    -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=${flags}" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"
+    -DTESSERA_BUILD_TESTS=ON -DTESSERA_BUILD_EXAMPLES=OFF -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_PEER_BENCHMARKS=OFF
+    -DTESSERA_READERS_SANITIZED=ON)
+run(${CMAKE_COMMAND} --build ${build} --target test_readers test_matrix_market)
+
+# Leaks are not checked: MPI and Kokkos keep memory until exit by design.
+set(ENV{ASAN_OPTIONS} "detect_leaks=0:abort_on_error=1")
+set(ENV{UBSAN_OPTIONS} "print_stacktrace=1:halt_on_error=1")
+set(ENV{OMP_NUM_THREADS} 1)
+set(ENV{OPENBLAS_NUM_THREADS} 1)
+foreach(np 1 2)
+  foreach(test test_readers test_matrix_market)
+    file(GLOB_RECURSE exe LIST_DIRECTORIES false ${build}/tests/${test})
+    if(NOT exe)
+      message(FATAL_ERROR "run_sanitized.cmake: ${test} was not built under ${build}/tests")
+    endif()
+    run(${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${np} ${exe})
+    message(STATUS "${test} at ${np} rank(s) under ASan + UBSan: OK")
+  endforeach()
+endforeach()
