@@ -35,11 +35,13 @@ function(tessera_probe_package package prefix)
   # A config that loaded before and has not changed since loads again: a re-run of CMake (each run
   # of tools/run-demo.sh) need not pay again for the MPI and OpenMP searches a config like DBCSR's
   # makes in the child. Other verdicts are cheap to reach and are never reused.
-  set(cache_var _TESSERA_PROBE_LOADS_${package})
+  string(REPLACE ";" "_" cache_var "_TESSERA_PROBE_LOADS_${package}_${ARG_LANGUAGES}")
   if(${cache_var})
     list(GET ${cache_var} 0 dir)
     _tessera_probe_signature("${dir}" "${ARG_LANGUAGES}" signature)
-    if("${${cache_var}}" STREQUAL "${dir};${signature}")
+    # <Package>_DIR is the found directory after the first load, or another one the user set since.
+    if("${${cache_var}}" STREQUAL "${dir};${signature}"
+       AND (NOT ${package}_DIR OR "${${package}_DIR}" STREQUAL dir))
       set(${prefix}_STATE ok PARENT_SCOPE)
       set(${prefix}_WHY "" PARENT_SCOPE)
       set(${prefix}_MISSING "" PARENT_SCOPE)
@@ -47,7 +49,6 @@ function(tessera_probe_package package prefix)
       return()
     endif()
   endif()
-  unset(${cache_var} CACHE)
 
   set(work "${CMAKE_BINARY_DIR}/CMakeFiles/tessera-probe/${package}")
   file(REMOVE_RECURSE "${work}")  # a stale child cache would remember an earlier machine state
