@@ -1,6 +1,6 @@
 # Install tessera from its build tree, then build and run the downstream project
 # twice: through find_package(tessera) and through add_subdirectory.
-foreach(var TESSERA_SOURCE_DIR TESSERA_BINARY_DIR WORK_DIR MPIEXEC GENERATOR)
+foreach(var TESSERA_SOURCE_DIR TESSERA_BINARY_DIR WORK_DIR MPIEXEC GENERATOR KOKKOS_ARGS KOKKOS_VERSION_PROGRAM)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_downstream.cmake: ${var} is not set")
   endif()
@@ -15,6 +15,14 @@ function(run)
 endfunction()
 
 string(REPLACE "|" ";" MPIEXEC "${MPIEXEC}")  # the launcher and its flags, joined by the caller
+string(REPLACE "|" ";" KOKKOS_ARGS "${KOKKOS_ARGS}")  # how tessera's own build found Kokkos
+
+# The Kokkos tessera's build compiled against: the downstream program must report the same.
+execute_process(COMMAND ${KOKKOS_VERSION_PROGRAM} OUTPUT_VARIABLE expected_kokkos RESULT_VARIABLE rc)
+string(STRIP "${expected_kokkos}" expected_kokkos)
+if(NOT rc EQUAL 0 OR NOT expected_kokkos MATCHES "^KOKKOS_VERSION=[0-9]+$")
+  message(FATAL_ERROR "cannot tell which Kokkos tessera was built against (${KOKKOS_VERSION_PROGRAM}: '${expected_kokkos}')")
+endif()
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 run(${CMAKE_COMMAND} --install ${TESSERA_BINARY_DIR} --prefix ${prefix})
@@ -26,8 +34,17 @@ foreach(via package subdirectory)
   set(build ${WORK_DIR}/build-${via})
   run(${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR}/tests/downstream -B ${build} -G "${GENERATOR}"
       -DCMAKE_BUILD_TYPE=Release -DTESSERA_VIA=${via} -DTESSERA_SOURCE_DIR=${TESSERA_SOURCE_DIR}
-      -DCMAKE_PREFIX_PATH=${prefix})
+      -DCMAKE_PREFIX_PATH=${prefix} ${KOKKOS_ARGS})
   run(${CMAKE_COMMAND} --build ${build})
-  run(${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 ${build}/downstream_app)
-  message(STATUS "downstream build through ${via}: OK")
+  execute_process(COMMAND ${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 ${build}/downstream_app
+                  OUTPUT_VARIABLE output ERROR_VARIABLE errors RESULT_VARIABLE rc)
+  message("${output}${errors}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "downstream_app (through ${via}) failed (${rc})")
+  endif()
+  if(NOT output MATCHES "${expected_kokkos}[^0-9]")
+    message(FATAL_ERROR "downstream build through ${via} used another Kokkos than tessera's build (${expected_kokkos}); "
+                        "it printed: ${output}")
+  endif()
+  message(STATUS "downstream build through ${via}: OK (${expected_kokkos})")
 endforeach()

@@ -8,9 +8,11 @@
 /// are written once, for any execution space.
 
 #include "../core/index_types.hpp"
+#include "sort_rows.hpp"
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <utility>
 
 namespace tessera::kernels {
@@ -23,22 +25,41 @@ struct grouped_entries {
   Kokkos::View<Value*, MemorySpace> values;
 };
 
-/// Counting sort by `primary` (each in [0, num_groups)), then by `secondary` within each group.
+namespace detail {
+/// A secondary key tagged with the entry's input position: unique, so sorting by it gives one
+/// order whatever order the parallel scatter wrote the group in.
+template <class Key>
+struct tagged_key {
+  Key key;
+  offset_type origin;
+  KOKKOS_INLINE_FUNCTION bool operator<(const tagged_key& other) const {
+    return key < other.key || (key == other.key && origin < other.origin);
+  }
+};
+}  // namespace detail
+
+/// Counting sort by `primary` (each in [0, num_groups)), then by `secondary` within each group,
+/// entries with equal (primary, secondary) in input order: the same result on every execution
+/// space and thread count, so duplicates are combined in input order everywhere.
 ///
-/// Stable on serial back-ends; on parallel ones the order of equal
-/// (primary, secondary) pairs is unspecified, which only matters for the order
-/// in which duplicates are combined.
+/// The scatter into groups uses atomics (its order is the scheduler's), so each entry carries its
+/// input position and every group is sorted by (secondary, position): insertion sort for short
+/// groups and for groups already in order (linear: the scatter keeps input order on Serial, and
+/// input that comes sorted stays sorted), heap sort otherwise (n log n, no extra memory, no
+/// recursion, on any device).
 template <class ExecSpace, class Key, class Value, class MemorySpace>
 grouped_entries<Key, Value, MemorySpace> group_and_sort(const ExecSpace& exec, local_index num_groups,
                                                         Kokkos::View<const local_index*, MemorySpace> primary,
                                                         Kokkos::View<const Key*, MemorySpace> secondary,
                                                         Kokkos::View<const Value*, MemorySpace> values) {
   using range = Kokkos::RangePolicy<ExecSpace>;
+  using tagged = detail::tagged_key<Key>;
   const auto n = static_cast<offset_type>(primary.extent(0));
   grouped_entries<Key, Value, MemorySpace> out;
   out.ptr = Kokkos::View<offset_type*, MemorySpace>("tessera::group_ptr", static_cast<std::size_t>(num_groups) + 1);
   out.keys = Kokkos::View<Key*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_keys"), n);
   out.values = Kokkos::View<Value*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_values"), n);
+  Kokkos::View<tagged*, MemorySpace> tags(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_tags"), n);
   auto ptr = out.ptr;
   auto keys = out.keys;
   auto vals = out.values;
@@ -56,28 +77,25 @@ grouped_entries<Key, Value, MemorySpace> group_and_sort(const ExecSpace& exec, l
   Kokkos::deep_copy(exec, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, static_cast<std::size_t>(num_groups))));
   Kokkos::parallel_for("tessera::group_scatter", range(exec, 0, n), KOKKOS_LAMBDA(const offset_type i) {
     const offset_type slot = Kokkos::atomic_fetch_add(&cursor(primary(i)), offset_type{1});
-    keys(slot) = secondary(i);
+    tags(slot) = tagged{secondary(i), i};
     vals(slot) = values(i);
   });
-  // Insertion sort: linear when the scatter already kept the order (always on Serial).
   Kokkos::parallel_for("tessera::group_sort", range(exec, 0, num_groups), KOKKOS_LAMBDA(const local_index g) {
-    for (offset_type k = ptr(g) + 1; k < ptr(g + 1); ++k) {
-      const Key key = keys(k);
-      const Value value = vals(k);
-      offset_type j = k - 1;
-      while (j >= ptr(g) && key < keys(j)) {
-        keys(j + 1) = keys(j);
-        vals(j + 1) = vals(j);
-        --j;
-      }
-      keys(j + 1) = key;
-      vals(j + 1) = value;
+    const offset_type begin = ptr(g);
+    const auto length = static_cast<std::int64_t>(ptr(g + 1) - begin);
+    bool in_order = true;
+    for (std::int64_t k = 1; k < length && in_order; ++k) in_order = tags(begin + k - 1) < tags(begin + k);
+    if (!in_order) {
+      if (length <= insertion_sort_limit) insertion_sort(tags.data() + begin, vals.data() + begin, length);
+      else heap_sort(tags.data() + begin, vals.data() + begin, length);
     }
+    for (std::int64_t k = 0; k < length; ++k) keys(begin + k) = tags(begin + k).key;
   });
   return out;
 }
 
-/// Combine entries with equal keys inside each group (groups must be sorted by key).
+/// Combine entries with equal keys inside each group (groups must be sorted by key), left to
+/// right: after group_and_sort, in input order.
 template <class ExecSpace, class Key, class Value, class MemorySpace, class Combine>
 grouped_entries<Key, Value, MemorySpace> combine_duplicates(const ExecSpace& exec,
                                                             const grouped_entries<Key, Value, MemorySpace>& in,

@@ -24,9 +24,7 @@
 #include <type_traits>
 #include <utility>
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-#include <immintrin.h>
-#endif
+#include "host_simd.hpp"
 
 namespace tessera::kernels {
 
@@ -48,7 +46,7 @@ struct simd_lanes : scalar_lanes<T> {
   static constexpr bool native = false;
 };
 
-#if defined(__AVX512F__)
+#if defined(TESSERA_HOST_AVX512)
 // 2 x 8 rows x 14 columns: 28 of the 32 zmm registers accumulate, 2 hold A, the rest broadcast B.
 template <>
 struct simd_lanes<double> {
@@ -70,7 +68,7 @@ struct simd_lanes<float> {
   static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
   static void store(float* p, reg x) { _mm512_storeu_ps(p, x); }
 };
-#elif defined(__AVX2__) && defined(__FMA__)
+#elif defined(TESSERA_HOST_AVX2_FMA)
 // 2 x 4 rows x 6 columns: 12 of the 16 ymm registers accumulate.
 template <>
 struct simd_lanes<double> {

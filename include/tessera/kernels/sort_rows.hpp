@@ -3,7 +3,7 @@
 /// Sorting the entries of CSR rows by column, values alongside, on Kokkos, in place. Rows of up
 /// to insertion_sort_limit entries use insertion sort (fast on the short rows of most products,
 /// linear on rows already nearly in order); longer rows are radix-sorted where the execution
-/// space runs on the host (linear time, a per-thread buffer), else heap-sorted (no extra memory,
+/// space runs on the host (linear time, a buffer per long row), else heap-sorted (no extra memory,
 /// no recursion: fine on any device).
 
 #include "../core/index_types.hpp"
@@ -105,8 +105,7 @@ KOKKOS_INLINE_FUNCTION void sort_by_key(K* keys, V* values, std::int64_t n) {
 }
 
 /// Sort keys[0, n) ascending (non-negative integers), values alongside, on the host: insertion
-/// sort for short runs, else a least-significant-digit radix sort by bytes through a per-thread
-/// buffer, with only as many passes as the largest key has bytes (linear time: rows of thousands
+/// sort for short runs, else a least-significant-digit radix sort by bytes through a buffer, with only as many passes as the largest key has bytes (linear time: rows of thousands
 /// of entries sort several times faster than by comparison).
 template <class K, class V>
 void host_sort_by_key(K* keys, V* values, std::int64_t n) {
@@ -122,10 +121,11 @@ void host_sort_by_key(K* keys, V* values, std::int64_t n) {
     sorted = sorted && (i == 0 || !(keys[i] < keys[i - 1]));
   }
   if (sorted) return;
-  thread_local std::vector<K> key_buffer;
-  thread_local std::vector<V> value_buffer;
-  key_buffer.resize(static_cast<std::size_t>(n));
-  value_buffer.resize(static_cast<std::size_t>(n));
+  // A buffer per call, not per thread: no state survives the call (thread_local containers in a
+  // kernel outlive it on pooled threads and are not portable across back-ends). Rows here are
+  // longer than insertion_sort_limit, so the allocation is amortised over the row's passes.
+  std::vector<K> key_buffer(static_cast<std::size_t>(n));
+  std::vector<V> value_buffer(static_cast<std::size_t>(n));
   K* from_keys = keys;
   V* from_values = values;
   K* to_keys = key_buffer.data();

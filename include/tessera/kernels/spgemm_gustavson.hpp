@@ -233,49 +233,54 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
         local_index* columns = col_idx.data() + row_ptr(i);
         T* row_values = values.data() + row_ptr(i);
         const offset_type expected = row_ptr(i + 1) - row_ptr(i);
-        if (on_host && expected > insertion_sort_limit && static_cast<std::size_t>(expected) * 8 >= words) {
-          std::uint64_t* bits = bitmap.data() + static_cast<std::size_t>(t) * words;
-          // The bit says whether the column was seen in this row; branch-free, as above (the
-          // accumulator is initialised once, so its stale entries are always determinate).
-          auto visit = [&](local_index u, const T& a, const T& b) {
-            std::uint64_t& word = bits[u >> 6];
-            const std::uint64_t bit = std::uint64_t{1} << (u & 63);
-            const T p = ring.multiply(a, b);
-            const T folded = ring.add(sum[u], p);
-            sum[u] = (word & bit) != 0 ? folded : p;
-            word |= bit;
-          };
-          products(i, visit);
-          std::int64_t j = 0;
-          for (std::size_t word = 0; word < words; ++word) {
-            std::uint64_t set = bits[word];
-            if (set == 0) continue;
-            bits[word] = 0;  // clear for the thread's next row
-            for (; set != 0; set &= set - 1) {
-              const auto u = static_cast<local_index>(word * 64 + static_cast<std::size_t>(lowest_bit(set)));
-              row_values[j] = sum[u];
-              columns[j] = remap ? position(u) : u;
-              ++j;
+        // The bitmap path calls host code (lowest_bit): compiled for host spaces only, so device
+        // builds never see it (a run-time branch would still put it in the device lambda).
+        if constexpr (on_host) {
+          if (expected > insertion_sort_limit && static_cast<std::size_t>(expected) * 8 >= words) {
+            std::uint64_t* bits = bitmap.data() + static_cast<std::size_t>(t) * words;
+            // The bit says whether the column was seen in this row; branch-free, as above (the
+            // accumulator is initialised once, so its stale entries are always determinate).
+            auto visit = [&](local_index u, const T& a, const T& b) {
+              std::uint64_t& word = bits[u >> 6];
+              const std::uint64_t bit = std::uint64_t{1} << (u & 63);
+              const T p = ring.multiply(a, b);
+              const T folded = ring.add(sum[u], p);
+              sum[u] = (word & bit) != 0 ? folded : p;
+              word |= bit;
+            };
+            products(i, visit);
+            std::int64_t j = 0;
+            for (std::size_t word = 0; word < words; ++word) {
+              std::uint64_t set = bits[word];
+              if (set == 0) continue;
+              bits[word] = 0;  // clear for the thread's next row
+              for (; set != 0; set &= set - 1) {
+                const auto u = static_cast<local_index>(word * 64 + static_cast<std::size_t>(lowest_bit(set)));
+                row_values[j] = sum[u];
+                columns[j] = remap ? position(u) : u;
+                ++j;
+              }
             }
+            token.release(t);
+            return;
           }
-        } else {
-          std::int64_t count = 0;
-          auto visit = [&](local_index u, const T& a, const T& b) {
-            if (seen[u] != tag) {
-              seen[u] = tag;
-              sum[u] = ring.multiply(a, b);
-              columns[count++] = u;
-            } else {
-              sum[u] = ring.add(sum[u], ring.multiply(a, b));
-            }
-          };
-          products(i, visit);
-          sort_row_keys<on_host>(columns, count);
-          for (std::int64_t j = 0; j < count; ++j) {
-            const local_index u = columns[j];
-            row_values[j] = sum[u];
-            columns[j] = remap ? position(u) : u;
+        }
+        std::int64_t count = 0;
+        auto visit = [&](local_index u, const T& a, const T& b) {
+          if (seen[u] != tag) {
+            seen[u] = tag;
+            sum[u] = ring.multiply(a, b);
+            columns[count++] = u;
+          } else {
+            sum[u] = ring.add(sum[u], ring.multiply(a, b));
           }
+        };
+        products(i, visit);
+        sort_row_keys<on_host>(columns, count);
+        for (std::int64_t j = 0; j < count; ++j) {
+          const local_index u = columns[j];
+          row_values[j] = sum[u];
+          columns[j] = remap ? position(u) : u;
         }
         token.release(t);
       });

@@ -11,9 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "host_simd.hpp"
 
 namespace tessera::kernels {
 
@@ -29,7 +27,7 @@ struct column_sources {
 /// ExecSpace: a host space, doubles, rows of whole 64-byte lines, AVX-512 compiled in.
 template <int Width, class ExecSpace, class T>
 inline constexpr bool has_streaming_rows =
-#if defined(__AVX512F__)
+#if defined(TESSERA_HOST_AVX512)
     std::is_same_v<T, double> && Width % 8 == 0 &&
     Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
 #else
@@ -41,7 +39,7 @@ namespace detail {
 // aligned), where the build has non-temporal stores.
 template <int Width, bool Streaming, class T>
 KOKKOS_INLINE_FUNCTION void store_row(T* out, const T* acc) {
-#if defined(__AVX512F__)
+#if defined(TESSERA_HOST_AVX512)
   if constexpr (Streaming && std::is_same_v<T, double> && Width % 8 == 0) {
     for (int t = 0; t < Width; t += 8) _mm512_stream_pd(out + t, _mm512_loadu_pd(acc + t));
     return;
@@ -66,7 +64,7 @@ KOKKOS_INLINE_FUNCTION void prefetch_row([[maybe_unused]] const T* row) {
 }
 
 inline void stream_fence() {
-#if defined(__AVX512F__)
+#if defined(TESSERA_HOST_AVX512)
   _mm_sfence();
 #endif
 }

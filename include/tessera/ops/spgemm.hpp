@@ -60,7 +60,7 @@ enum class spgemm_kernel {
   automatic,
   kokkos_kernels,  ///< KokkosSparse::spgemm_symbolic/numeric (plus-times only; no mask, no budget)
   esc,             ///< tessera's expand-sort-compress: any semiring, masks, memory budgets
-  gustavson,       ///< tessera's row-wise Gustavson, dense accumulators: any semiring; no mask, no budget
+  gustavson,       ///< tessera's row-wise Gustavson, dense accumulators: any semiring; no mask, no budget; host spaces only
 };
 
 /// Options of spgemm.
@@ -440,11 +440,14 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
   using exec = typename Policy::execution_space;
   const bool unbatched = mask == nullptr && options.memory_budget_bytes == 0;
   const bool plain = std::is_same_v<Semiring, semirings::plus_times> && unbatched;
-  // Dense per-thread accumulators suit host execution spaces; elsewhere the default stays Kokkos-Kernels.
+  // Dense per-thread accumulators suit host execution spaces (a GPU's thread count times the
+  // column space would not fit); elsewhere the default stays Kokkos-Kernels.
   constexpr bool on_host = Kokkos::SpaceAccessibility<exec, Kokkos::HostSpace>::accessible;
-  if (unbatched && (options.kernel == spgemm_kernel::gustavson || (options.kernel == spgemm_kernel::automatic && on_host))) {
-    if (options.batches != nullptr) *options.batches = 1;
-    return multiply_gustavson(a, b, referenced, options.ring);
+  if constexpr (on_host) {
+    if (unbatched && (options.kernel == spgemm_kernel::gustavson || options.kernel == spgemm_kernel::automatic)) {
+      if (options.batches != nullptr) *options.batches = 1;
+      return multiply_gustavson(a, b, referenced, options.ring);
+    }
   }
   const auto fetched = gather_referenced_rows(b, referenced);
   if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
@@ -539,6 +542,11 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
                     "spgemm: the Kokkos-Kernels kernel does plus-times without mask or memory budget only");
     TESSERA_REQUIRE(options.kernel != spgemm_kernel::gustavson || unbatched, invalid_argument,
                     "spgemm: the Gustavson kernel does no masks or memory budgets");
+    constexpr bool on_host =
+        Kokkos::SpaceAccessibility<typename Policy::execution_space, Kokkos::HostSpace>::accessible;
+    TESSERA_REQUIRE(options.kernel != spgemm_kernel::gustavson || on_host, invalid_argument,
+                    "spgemm: the Gustavson kernel runs on host execution spaces (its dense accumulators are per "
+                    "thread); use automatic, esc or kokkos_kernels on this one");
   });
   const stats_scope scope(comm, "spgemm");
   const auto referenced = fetch_referenced_rows(a, b);

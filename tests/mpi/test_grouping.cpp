@@ -1,0 +1,108 @@
+// Assembly's grouping is deterministic: entries are grouped by row, sorted by column, and
+// duplicates are combined in input order, whatever order the (atomic) scatter wrote them in and
+// however long the group: an order-sensitive combine ("the last one wins", a cancelling sum) gives
+// one answer on every execution space.
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tessera;
+
+namespace {
+
+using exec = Kokkos::DefaultExecutionSpace;
+using mem = exec::memory_space;
+
+struct last_wins {
+  KOKKOS_INLINE_FUNCTION double operator()(double, double later) const { return later; }
+};
+
+template <class T>
+Kokkos::View<const T*, mem> device(const std::vector<T>& host, const char* label) {
+  Kokkos::View<T*, mem> v(std::string(label), host.size());
+  auto mirror = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < host.size(); ++i) mirror(i) = host[i];
+  Kokkos::deep_copy(v, mirror);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("group_and_sort + combine_duplicates: sorted groups, duplicates folded in input order") {
+  // Group sizes on both sides of the insertion-sort limit, columns in random order with many repeats.
+  const local_index groups = 5;
+  const std::vector<int> sizes{0, 7, kernels::insertion_sort_limit + 1, 300, 2000};
+  std::mt19937 rng(7);
+  std::vector<local_index> primary, secondary;
+  std::vector<double> values;
+  for (local_index g = 0; g < groups; ++g)
+    for (int k = 0; k < sizes[static_cast<std::size_t>(g)]; ++k) {
+      primary.push_back(g);
+      secondary.push_back(static_cast<local_index>(rng() % 40));
+      values.push_back(static_cast<double>(primary.size()));  // the input position, 1-based
+    }
+  // Interleave the groups so that no group arrives contiguously.
+  std::vector<std::size_t> order(primary.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<local_index> p2, s2;
+  std::vector<double> v2;
+  for (std::size_t i : order) {
+    p2.push_back(primary[i]);
+    s2.push_back(secondary[i]);
+    v2.push_back(static_cast<double>(p2.size()));
+  }
+  const auto grouped = kernels::group_and_sort<exec, local_index, double, mem>(
+      exec{}, groups, device(p2, "primary"), device(s2, "secondary"), device(v2, "values"));
+  const auto merged = kernels::combine_duplicates(exec{}, grouped, last_wins{});
+  const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, merged.ptr);
+  const auto keys = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, merged.keys);
+  const auto vals = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, merged.values);
+  // Reference: per (group, key), the last input position.
+  std::vector<std::map<local_index, double>> expected(static_cast<std::size_t>(groups));
+  for (std::size_t i = 0; i < p2.size(); ++i) expected[static_cast<std::size_t>(p2[i])][s2[i]] = v2[i];
+  for (local_index g = 0; g < groups; ++g) {
+    INFO("group " << g);
+    const auto& want = expected[static_cast<std::size_t>(g)];
+    REQUIRE(static_cast<std::size_t>(ptr(g + 1) - ptr(g)) == want.size());
+    auto it = want.begin();
+    for (offset_type e = ptr(g); e < ptr(g + 1); ++e, ++it) {
+      CHECK(keys(e) == it->first);
+      CHECK(vals(e) == it->second);
+    }
+  }
+}
+
+TEST_CASE("build_from_triplets folds duplicates in input order, on every rank count") {
+  const auto& comm = test::world();
+  // Rank 0 holds every entry: row 1 repeats columns in a long, unordered run; row 0 a short one.
+  const global_index n = 6;
+  triplets<double> t;
+  if (comm.rank() == 0) {
+    for (int k = 0; k < 200; ++k) t.push_back(1, (k * 7) % 5, static_cast<double>(k));
+    for (int k = 0; k < 4; ++k) t.push_back(0, 3 - k % 2, static_cast<double>(100 + k));
+  }
+  build_options<test::csr_policy, last_wins> options;
+  const auto a = build_from_triplets<double, test::csr_policy>(comm, n, n, t, options);
+  triplets<double> last;
+  for (int c = 0; c < 5; ++c) {
+    int k = 199;
+    while ((k * 7) % 5 != c) --k;
+    last.push_back(1, c, static_cast<double>(k));
+  }
+  last.push_back(0, 2, 103.0);
+  last.push_back(0, 3, 102.0);
+  test::require_equal(a, host_csr<double>::from_triplets(n, n, last));
+  // A cancelling floating-point sum gives the input-order result: (1e16 + 1) - 1e16 == 0, not 1.
+  triplets<double> cancel;
+  if (comm.rank() == 0)
+    for (double v : {1e16, 1.0, -1e16}) cancel.push_back(n - 1, 0, v);
+  const auto s = build_from_triplets<double, test::csr_policy>(comm, n, n, cancel);
+  const auto host = gather_to_all(s);
+  REQUIRE(host.values.size() == 1);
+  CHECK(host.values[0] == (1e16 + 1.0) - 1e16);
+}
