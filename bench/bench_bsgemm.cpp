@@ -142,12 +142,12 @@ void measure(const communicator& comm, const options& opt, const std::string& pr
   const std::size_t blocks = comm.max(plan.num_blocks()), chunks = comm.max(plan.num_chunks());
   const double gflops = plan.flops() / seconds * 1e-9;
   if (comm.rank() == 0)
-    fmt::print("{{\"bench\": \"bsgemm\", \"matrix\": \"{}\", \"m\": {}, \"n\": {}, \"k\": {}, \"np\": {}, "
+    fmt::print("{{\"bench\": \"bsgemm\", \"matrix\": \"{}\", \"m\": {}, \"n\": {}, \"k\": {}, \"np\": {}, \"threads\": {}, "
                "\"grid\": \"{}x{}\", \"backend\": \"{}\", \"tile_kernel\": \"{}\", \"a_read\": \"{}\", \"density_a\": {:.4f}, \"density_b\": {:.4f}, "
                "\"density_c\": {:.4f}, \"flops\": {:.6g}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.3f}, "
                "\"dgemm_gflops_per_core\": {:.3f}, \"efficiency\": {:.3f}, \"blocks\": {}, \"chunks\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, "
                "\"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
-               problem, a.num_rows(), b.num_cols(), a.num_cols(), comm.size(), a.mapping().grid().p,
+               problem, a.num_rows(), b.num_cols(), a.num_cols(), comm.size(), tessera::bench::threads(), a.mapping().grid().p,
                a.mapping().grid().q, Backend::name(), plan.packed_tiles() ? "packed" : "blas",
                plan.read_a_in_place() ? "in_place" : "fetched", a.density(), b.density(), c.density(), plan.flops(), seconds,
                opt.reps, gflops, per_core, efficiency, blocks, chunks, sum, traffic.total.bytes,

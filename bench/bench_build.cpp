@@ -24,10 +24,10 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
       const double rss = tessera::bench::peak_rss_mb(comm);
       if (comm.rank() == 0)
         fmt::print(
-            "{{\"bench\": \"build\", \"op\": \"{}\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", \"seconds\": {:.6f}, "
+            "{{\"bench\": \"build\", \"op\": \"{}\", \"matrix\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"seconds\": {:.6f}, "
             "\"reps\": {}, \"nnz_out\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, \"messages_sent\": {}, "
             "\"peak_rss_mb\": {:.1f}, \"entries_per_second\": {:.4g}}}\n",
-            op, tessera::bench::matrix_name(args), comm.size(), args.backend, seconds, args.reps, out.global_nnz(),
+            op, tessera::bench::matrix_name(args), comm.size(), tessera::bench::threads(), args.backend, seconds, args.reps, out.global_nnz(),
             checksum, traffic.total.bytes, traffic.total.messages, rss, static_cast<double>(a.global_nnz()) / seconds);
     };
 

@@ -23,10 +23,10 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
     const double checksum = tessera::bench::checksum(*c);
     const double rss = tessera::bench::peak_rss_mb(comm);
     if (comm.rank() == 0)
-      fmt::print("{{\"bench\": \"spgemm\", \"op\": \"{}\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", "
+      fmt::print("{{\"bench\": \"spgemm\", \"op\": \"{}\", \"matrix\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", "
                  "\"seconds\": {:.6f}, \"reps\": {}, \"nnz_in\": {}, \"nnz_out\": {}, \"checksum\": {:.10g}, "
                  "\"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
-                 op, tessera::bench::matrix_name(args), comm.size(), Backend::name(), seconds, args.reps,
+                 op, tessera::bench::matrix_name(args), comm.size(), tessera::bench::threads(), Backend::name(), seconds, args.reps,
                  a.global_nnz(), c->global_nnz(), checksum, traffic.total.bytes, traffic.total.messages,
                  rss);
   }

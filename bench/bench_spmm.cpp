@@ -51,11 +51,11 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
                                                               stream_gbs, gbs / stream_gbs)
                                                 : std::string{};
     if (comm.rank() == 0)
-      fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
+      fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
                  "\"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
                  "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
-                 tessera::bench::matrix_name(args), comm.size(), Backend::name(),
+                 tessera::bench::matrix_name(args), comm.size(), tessera::bench::threads(), Backend::name(),
                  kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);

@@ -20,11 +20,11 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
     const double checksum = tessera::bench::checksum(*at);
     const double rss = tessera::bench::peak_rss_mb(comm);
     if (comm.rank() == 0)
-      fmt::print("{{\"bench\": \"transpose\", \"algorithm\": \"{}\", \"matrix\": \"{}\", \"np\": {}, \"backend\": \"{}\", "
+      fmt::print("{{\"bench\": \"transpose\", \"algorithm\": \"{}\", \"matrix\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", "
                  "\"seconds\": {:.6f}, \"reps\": {}, \"nnz_out\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, "
                  "\"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
                  algorithm == tessera::transpose_algorithm::route ? "route" : "slots", tessera::bench::matrix_name(args),
-                 comm.size(), Backend::name(), seconds, args.reps, at->global_nnz(), checksum,
+                 comm.size(), tessera::bench::threads(), Backend::name(), seconds, args.reps, at->global_nnz(), checksum,
                  traffic.total.bytes, traffic.total.messages, rss);
   }
 }
