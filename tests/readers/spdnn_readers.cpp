@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <regex>
 
 using namespace tessera;
 
@@ -127,7 +126,34 @@ struct tsv_row {
 
 /// The reference: the rules of docs/spdnn.md, on the whole file.
 fuzz::verdict reference_tsv(const std::string& text, const spdnn::tsv_layout& layout, std::vector<tsv_row>& out) {
-  static const std::regex index("-?[0-9]+"), real("-?(([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?)");
+  // -?[0-9]+ and -?([0-9]+.?[0-9]*|.[0-9]+)([eE][+-]?[0-9]+)?: what from_chars reads, no '+', no inf/nan.
+  const auto digits = [](const std::string& t, std::size_t from) {
+    std::size_t k = from;
+    while (k < t.size() && t[k] >= '0' && t[k] <= '9') ++k;
+    return k - from;
+  };
+  const auto index_syntax = [&](const std::string& t) {
+    const std::size_t from = !t.empty() && t[0] == '-' ? 1 : 0;
+    return t.size() > from && digits(t, from) == t.size() - from;
+  };
+  const auto real_syntax = [&](const std::string& t) {
+    std::size_t k = !t.empty() && t[0] == '-' ? 1 : 0, mantissa = digits(t, k);
+    k += mantissa;
+    if (k < t.size() && t[k] == '.') {
+      const auto more = digits(t, k + 1);
+      mantissa += more;
+      k += 1 + more;
+    }
+    if (mantissa == 0) return false;
+    if (k < t.size() && (t[k] == 'e' || t[k] == 'E')) {
+      ++k;
+      if (k < t.size() && (t[k] == '+' || t[k] == '-')) ++k;
+      const auto exponent = digits(t, k);
+      if (exponent == 0) return false;
+      k += exponent;
+    }
+    return k == t.size();
+  };
   const auto lines = fuzz::split_lines(text);
   std::map<std::int64_t, std::int64_t> seen;  // one-field files: index -> first line
   fuzz::verdict repeat;
@@ -146,7 +172,7 @@ fuzz::verdict reference_tsv(const std::string& text, const spdnn::tsv_layout& la
     tsv_row row;
     for (int f = 0; f < std::min(layout.fields, 2); ++f) {
       const auto& s = fields[static_cast<std::size_t>(f)];
-      if (!std::regex_match(s, index)) return fuzz::verdict::fail(error_kind::parse_error, at, "index syntax");
+      if (!index_syntax(s)) return fuzz::verdict::fail(error_kind::parse_error, at, "index syntax");
       errno = 0;
       const long long v = std::strtoll(s.c_str(), nullptr, 10);
       if (errno == ERANGE || v < 1 || v > (f == 0 ? layout.first_max : layout.second_max))
@@ -154,7 +180,7 @@ fuzz::verdict reference_tsv(const std::string& text, const spdnn::tsv_layout& la
       (f == 0 ? row.first : row.second) = v - 1;
     }
     if (layout.fields == 3) {
-      if (!std::regex_match(fields[2], real)) return fuzz::verdict::fail(error_kind::parse_error, at, "value syntax");
+      if (!real_syntax(fields[2])) return fuzz::verdict::fail(error_kind::parse_error, at, "value syntax");
       errno = 0;
       row.value = std::strtod(fields[2].c_str(), nullptr);
       if (errno == ERANGE) return fuzz::verdict::fail(error_kind::parse_error, at, "value range");

@@ -202,6 +202,10 @@ triplets<T> parse_entries(const std::string& path, const matrix_market_header& h
                        to_string(h.symmetry)));
     if (h.symmetry == mm_symmetry::skew_symmetric && row == col)
       fail(fmt::format("a skew-symmetric matrix cannot have diagonal entry ({}, {})", row, col));
+    if constexpr (std::is_integral_v<T>)  // the mirror of a skew-symmetric entry is its negation: it must fit too
+      if (h.symmetry == mm_symmetry::skew_symmetric &&
+          (std::is_unsigned_v<T> ? value != T{0} : value == std::numeric_limits<T>::min()))
+        fail(fmt::format("the mirror of value {} is -{}, beyond the value type {}", value, value, type_name<T>()));
     const global_index i = row - 1, j = col - 1;
     out.push_back(i, j, value);
     if (mirrored && i != j) out.push_back(j, i, h.symmetry == mm_symmetry::skew_symmetric ? static_cast<T>(-value) : value);
