@@ -60,9 +60,9 @@ inline args parse(int argc, char** argv) {
   return a;
 }
 
-/// Threads of the default execution space on this rank (OpenMP: OMP_NUM_THREADS; Serial: 1), reported
+/// Host threads of this rank (OpenMP: OMP_NUM_THREADS; Serial: 1; not a GPU's thread count), reported
 /// on every line so that 1 rank x 2 threads and 2 ranks x 1 thread can be told apart.
-inline int threads() { return static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency()); }
+inline int threads() { return static_cast<int>(Kokkos::DefaultHostExecutionSpace().concurrency()); }
 
 /// Environment options a backend needs (progress ranks for "progress": launch one extra rank per node).
 inline environment_options environment_for(const std::string& backend) {

@@ -257,7 +257,7 @@ int run(const options& o, const tessera::communicator& world) {
         "\"backend\": \"{}\", \"np\": {}, \"threads\": {}, \"seconds\": {:.6f}, \"read_seconds\": {:.6f}, \"edges_per_second\": {:.6e}, "
         "\"categories\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, \"valid\": {}}}\n",
         o.neurons, o.layers, problem.total_images, spdnn::to_string(o.product), spdnn::to_string(o.parallel), o.backend,
-        world.size(), Kokkos::DefaultExecutionSpace().concurrency(), result.seconds, read_seconds, edges / result.seconds, result.categories.size(),
+        world.size(), Kokkos::DefaultHostExecutionSpace().concurrency(), result.seconds, read_seconds, edges / result.seconds, result.categories.size(),
         traffic.total.bytes, traffic.total.messages, rss, failures == 0 && (o.check || !o.truth.empty()) ? "true" : (failures ? "false" : "null"));
   }
   return failures == 0 ? 0 : 1;
