@@ -4,7 +4,9 @@
 set(TESSERA_MPIEXEC ${MPIEXEC_EXECUTABLE})
 execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _tessera_mpiexec_version ERROR_QUIET)
 if(_tessera_mpiexec_version MATCHES "Open MPI|OpenRTE")
-  list(APPEND TESSERA_MPIEXEC --oversubscribe)
+  # --bind-to none: Open MPI pins each rank to one core when ranks <= cores, which would stack a
+  # rank's OpenMP threads (TESSERA_TEST_THREADS > 1) on that one core.
+  list(APPEND TESSERA_MPIEXEC --oversubscribe --bind-to none)
   execute_process(COMMAND id -u OUTPUT_VARIABLE _tessera_uid OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(_tessera_uid STREQUAL "0")
     list(APPEND TESSERA_MPIEXEC --allow-run-as-root)

@@ -5,7 +5,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/tools/bootstrap.sh"
 mpiexec_cmd=(mpiexec)
 if mpiexec --version 2>/dev/null | grep -qE "Open MPI|OpenRTE"; then
-  mpiexec_cmd+=(--oversubscribe)
+  mpiexec_cmd+=(--oversubscribe --bind-to none)  # unpinned: a rank's OpenMP threads may use every core
   [ "$(id -u)" -eq 0 ] && mpiexec_cmd+=(--allow-run-as-root)
 fi
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"

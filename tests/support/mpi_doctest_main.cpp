@@ -6,7 +6,9 @@
 
 #include <tessera/core/environment.hpp>
 
-int main(int argc, char** argv) {
+#include <cstdio>
+
+int main(int argc, char** argv) try {
   // TESSERA_PROGRESS_RANKS / TESSERA_RANKS_PER_NODE select the progress-rank layouts.
   tessera::environment env(argc, argv, tessera::environment_options::from_environment_variables());
   int failures = 0;
@@ -18,4 +20,9 @@ int main(int argc, char** argv) {
   }
   const int any = env.world().max(failures != 0 ? 1 : 0);
   return any;
+} catch (const tessera::error& e) {
+  // An environment that cannot start (e.g. progress ranks on one-process nodes) has finalised what
+  // it started and raised the same error on every rank: report it and fail, without an abort.
+  std::fprintf(stderr, "%s\n", e.what());
+  return 1;
 }
