@@ -47,7 +47,7 @@ struct options {
 Network and inputs (generated unless files are given):
   --neurons N         1024, 4096, 16384 or 65536 (default 1024)
   --layers L          1..1920 (default 120)
-  --inputs M          generated images (default 60000)
+  --inputs M          generated images, or the most images a --features file may name (default 60000)
   --seed S            generator seed (default 1)
   --weights DIR       the challenge's n{N}-l{k}.tsv files (in DIR or DIR/neuron{N})
   --features FILE     the challenge's sparse-images-{N}.tsv
@@ -152,9 +152,9 @@ std::vector<std::int64_t> reference(const options& o, double bias, const tessera
       return h;
     };
     for (int l = 1; l <= o.layers; ++l)
-      layers.push_back(to_host(spdnn::read_tsv(self, spdnn::weight_file(o.weights, o.neurons, l), {3, o.neurons, o.neurons}),
+      layers.push_back(to_host(spdnn::read_tsv(self, spdnn::weight_file(o.weights, o.neurons, l), spdnn::weights_layout(o.neurons)),
                                o.neurons));
-    const auto f = spdnn::read_tsv(self, o.features, {3, std::numeric_limits<std::int64_t>::max(), o.neurons, "image", "neuron"});
+    const auto f = spdnn::read_tsv(self, o.features, spdnn::features_layout(o.neurons, o.inputs));
     std::int64_t images = 0;
     for (auto i : f.first) images = std::max(images, i + 1);
     features = to_host(f, images);
@@ -185,8 +185,9 @@ int run(const options& o, const tessera::communicator& world) {
     source.images = o.inputs;
   } else {
     layers = spdnn::read_layers<value_type, P>(comm, o.weights, o.neurons, o.layers, row_form);
-    feature_lines = spdnn::read_tsv(world, o.features,
-                                    {3, std::numeric_limits<std::int64_t>::max(), o.neurons, "image", "neuron"});
+    // --inputs bounds the image ids a features file may name (the challenge's 60000 by default), so
+    // a stray huge id is an error at its line, not an allocation sized by it.
+    feature_lines = spdnn::read_tsv(world, o.features, spdnn::features_layout(o.neurons, o.inputs));
     source.file = &feature_lines;
   }
   const auto problem = spdnn::make_problem<value_type, P>(world, o.parallel, o.product, o.neurons, std::move(layers), source, comm);
@@ -214,7 +215,7 @@ int run(const options& o, const tessera::communicator& world) {
   // Validation: the challenge's truth file, and/or the serial reference.
   int failures = 0;
   if (!o.truth.empty()) {
-    const auto t = spdnn::read_tsv(world, o.truth, {1, std::max<std::int64_t>(problem.total_images, 1), 1, "image"});
+    const auto t = spdnn::read_tsv(world, o.truth, spdnn::truth_layout(problem.total_images));
     auto truth = tessera::detail::gather_vector(world, t.first, 0, true);
     std::sort(truth.begin(), truth.end());
     const bool same = truth == result.categories;
