@@ -148,11 +148,7 @@ class bsgemm_plan {
   /// plan inspected; C gets the plan's shape (beta * its old tiles kept).
   void apply(T alpha, const a_type& a, const b_type& b, T beta, c_type& c) {
     comm_.collectively([&] {
-      detail::require_same_ranks("bsgemm", comm_, a.comm(), "A");
-      detail::require_same_ranks("bsgemm", comm_, b.comm(), "B");
-      detail::require_same_ranks("bsgemm", comm_, c.comm(), "C");
-      detail::require_no_alias("bsgemm", c.local().values, "C", a.local().values, "A");
-      detail::require_no_alias("bsgemm", c.local().values, "C", b.local().values, "B");
+      detail::require_product_operands("bsgemm", comm_, a, b, c);
       TESSERA_REQUIRE(a.shape().same_pattern_as(a_shape_) && b.shape().same_pattern_as(b_shape_), invalid_argument,
                       "bsgemm: the nonzero pattern of A or B changed since the plan was made; make a new plan");
       TESSERA_REQUIRE(a.mapping() == a_mapping_, dimension_mismatch,

@@ -144,11 +144,7 @@ class summa_plan {
   /// C = alpha * A * B + beta * C (collective); C gets the plan's shape.
   void apply(T alpha, const matrix_type& a, const matrix_type& b, T beta, matrix_type& c) {
     comm_.collectively([&] {
-      detail::require_same_ranks("summa", comm_, a.comm(), "A");
-      detail::require_same_ranks("summa", comm_, b.comm(), "B");
-      detail::require_same_ranks("summa", comm_, c.comm(), "C");
-      detail::require_no_alias("summa", c.local().values, "C", a.local().values, "A");
-      detail::require_no_alias("summa", c.local().values, "C", b.local().values, "B");
+      detail::require_product_operands("summa", comm_, a, b, c);
       TESSERA_REQUIRE(a.shape().same_pattern_as(a_shape_) && b.shape().same_pattern_as(b_shape_), invalid_argument,
                       "summa: the nonzero pattern of A or B changed since the plan was made; make a new plan");
       TESSERA_REQUIRE(c.mapping() == c_mapping_, dimension_mismatch, "summa: C must follow A's rows and B's columns");

@@ -43,4 +43,15 @@ void require_no_alias(const char* operation, const OutView& out, const char* out
                   in_name);
 }
 
+/// The checks of C = alpha * A * B + beta * C over block-sparse tiles (bsgemm, SUMMA): A, B and C
+/// on `comm`'s ranks, and C's tiles apart from A's and B's.
+template <class A, class B, class C>
+void require_product_operands(const char* operation, const communicator& comm, const A& a, const B& b, const C& c) {
+  require_same_ranks(operation, comm, a.comm(), "A");
+  require_same_ranks(operation, comm, b.comm(), "B");
+  require_same_ranks(operation, comm, c.comm(), "C");
+  require_no_alias(operation, c.local().values, "C", a.local().values, "A");
+  require_no_alias(operation, c.local().values, "C", b.local().values, "B");
+}
+
 }  // namespace tessera::detail
