@@ -270,6 +270,9 @@ int main(int argc, char** argv) {
   const options o = parse(argc, argv);
   auto env_options = tessera::environment_options::from_environment_variables();
   if (o.backend == "progress") env_options.progress_ranks = true;
+  // Batches make and drop Views of the same sizes: keep the memory (threads stop faulting it in
+  // again together). TESSERA_RETAIN_FREED_MEMORY=0 turns it off.
+  if (std::getenv("TESSERA_RETAIN_FREED_MEMORY") == nullptr) env_options.retain_freed_memory = true;
   tessera::environment env(argc, argv, env_options);
   try {
     if (o.backend == "rma") return run<tessera::mpi_rma>(o, env.world());

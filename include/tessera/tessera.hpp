@@ -8,6 +8,7 @@
 #include "core/concepts/storage.hpp"
 #include "core/environment.hpp"
 #include "core/error.hpp"
+#include "core/freed_memory.hpp"
 #include "core/index_types.hpp"
 #include "core/policy.hpp"
 

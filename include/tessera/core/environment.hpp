@@ -7,6 +7,7 @@
 #include "../comm/communicator.hpp"
 #include "../comm/detail/progress_runtime.hpp"
 #include "error.hpp"
+#include "freed_memory.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -29,12 +30,18 @@ struct environment_options {
   /// consecutive processes of a real node counts as a node, to exercise the
   /// multi-node paths on one machine.
   int ranks_per_node = 0;
+  /// Keep freed host memory for the next allocation (core/freed_memory.hpp): loops that make and
+  /// drop Views of the same size stop faulting pages in again, which is what keeps threads inside
+  /// a rank from scaling. The footprint stays at its peak.
+  bool retain_freed_memory = false;
 
-  /// Defaults, overridden by TESSERA_PROGRESS_RANKS=0|1 and TESSERA_RANKS_PER_NODE=k when set.
+  /// Defaults, overridden by TESSERA_PROGRESS_RANKS=0|1, TESSERA_RANKS_PER_NODE=k and
+  /// TESSERA_RETAIN_FREED_MEMORY=0|1 when set.
   [[nodiscard]] static environment_options from_environment_variables() {
     environment_options options;
     if (const char* v = std::getenv("TESSERA_PROGRESS_RANKS")) options.progress_ranks = std::string(v) == "1";
     if (const char* v = std::getenv("TESSERA_RANKS_PER_NODE")) options.ranks_per_node = std::atoi(v);
+    if (const char* v = std::getenv("TESSERA_RETAIN_FREED_MEMORY")) options.retain_freed_memory = std::string(v) == "1";
     return options;
   }
 };
@@ -94,6 +101,7 @@ class environment {
 
  private:
   void start(int* argc, char*** argv, const environment_options& options) {
+    if (options.retain_freed_memory) (void)retain_freed_memory();  // before anything is allocated
     int finalized = 0;
     MPI_Finalized(&finalized);
     TESSERA_REQUIRE(!finalized, invalid_argument, "environment: MPI was already finalised");
