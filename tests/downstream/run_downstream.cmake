@@ -1,18 +1,7 @@
 # Install tessera from its build tree, then build and run the downstream project
 # twice: through find_package(tessera) and through add_subdirectory.
-foreach(var TESSERA_SOURCE_DIR TESSERA_BINARY_DIR WORK_DIR MPIEXEC GENERATOR KOKKOS_ARGS KOKKOS_VERSION_PROGRAM)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "run_downstream.cmake: ${var} is not set")
-  endif()
-endforeach()
-
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " shown "${ARGN}")
-    message(FATAL_ERROR "command failed (${rc}): ${shown}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/run_command.cmake)
+require_variables(run_downstream.cmake TESSERA_SOURCE_DIR TESSERA_BINARY_DIR WORK_DIR MPIEXEC GENERATOR KOKKOS_ARGS KOKKOS_VERSION_PROGRAM)
 
 string(REPLACE "|" ";" MPIEXEC "${MPIEXEC}")  # the launcher and its flags, joined by the caller
 string(REPLACE "|" ";" KOKKOS_ARGS "${KOKKOS_ARGS}")  # how tessera's own build found Kokkos

@@ -4,6 +4,8 @@
 // every rank builds the same case and a failure names the seed that reproduces it.
 #include "test_support.hpp"
 
+#include <spdnn/network.hpp>
+
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -12,24 +14,14 @@
 
 namespace fuzz {
 
-/// splitmix64: the same stream on every platform (std::uniform_int_distribution is not).
-class rng {
+/// The SpDNN example's splitmix64 (the same stream on every platform, which
+/// std::uniform_int_distribution is not), with the draws the mutators use.
+class rng : public spdnn::splitmix64 {
  public:
-  explicit rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, n), n > 0.
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-  bool chance(int percent) { return below(100) < static_cast<std::size_t>(percent); }
+  using spdnn::splitmix64::splitmix64;
+  bool chance(int percent) { return below(100) < static_cast<std::uint64_t>(percent); }
   template <class C>
-  const auto& pick(const C& c) { return c[below(std::size(c))]; }
-
- private:
-  std::uint64_t state_;
+  const auto& pick(const C& c) { return c[static_cast<std::size_t>(below(std::size(c)))]; }
 };
 
 /// The file's lines as the readers number them: split at '\n'; a final newline does not open a line.

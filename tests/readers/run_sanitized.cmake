@@ -1,18 +1,7 @@
 # Configure tessera with AddressSanitizer + UndefinedBehaviorSanitizer in WORK_DIR, build only the
 # reader tests, and run them at 1 and 2 ranks: any sanitizer report fails the run.
-foreach(var TESSERA_SOURCE_DIR WORK_DIR MPIEXEC MPIEXEC_NUMPROC_FLAG GENERATOR)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "run_sanitized.cmake: ${var} is not set")
-  endif()
-endforeach()
-
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " shown "${ARGN}")
-    message(FATAL_ERROR "command failed (${rc}): ${shown}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/run_command.cmake)
+require_variables(run_sanitized.cmake TESSERA_SOURCE_DIR WORK_DIR MPIEXEC MPIEXEC_NUMPROC_FLAG GENERATOR)
 
 string(REPLACE "|" ";" MPIEXEC "${MPIEXEC}")  # the launcher and its flags, joined by the caller
 set(flags "-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined")
