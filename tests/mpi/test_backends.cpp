@@ -551,8 +551,7 @@ TEST_CASE("two_hop routing: every rank talks to at most 2 sqrt(P) peers, every r
   }
 }
 
-TEST_CASE("a progress_rank context on a one-rank communicator works locally, without a server") {
-  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+TEST_CASE("a progress_rank context on a one-rank communicator works locally, without a server" * doctest::skip(!test::progress_ranks_requested())) {
   const auto self = communicator::duplicate(MPI_COMM_SELF);
   progress_rank::context ctx(self);
   auto seg = ctx.allocate<double>(8);

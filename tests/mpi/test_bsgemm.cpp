@@ -163,8 +163,7 @@ TEST_CASE("bsgemm with beta = 0 on a C with extra tiles clears the tiles no prod
     }
 }
 
-TEST_CASE("bsgemm on progress ranks equals the dense reference") {
-  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+TEST_CASE("bsgemm on progress ranks equals the dense reference" * doctest::skip(!test::progress_ranks_requested())) {
   for (const auto& options : both_tile_kernels())
     for (const auto grid : grids_of(test::world().size())) check_grid<progress_rank>(grid, options);
 }
@@ -449,8 +448,7 @@ TEST_CASE_TEMPLATE("summa equals the dense reference on every grid", B, mpi_rma,
   for (const auto grid : grids_of(test::world().size())) check_summa<B>(grid);
 }
 
-TEST_CASE("summa on progress ranks equals the dense reference") {
-  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+TEST_CASE("summa on progress ranks equals the dense reference" * doctest::skip(!test::progress_ranks_requested())) {
   for (const auto grid : grids_of(test::world().size())) check_summa<progress_rank>(grid);
 }
 

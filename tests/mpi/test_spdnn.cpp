@@ -91,8 +91,7 @@ TEST_CASE_TEMPLATE("every SpDNN variant finds the serial reference's categories"
   check_every_variant<B>();
 }
 
-TEST_CASE("every SpDNN variant on progress ranks") {
-  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+TEST_CASE("every SpDNN variant on progress ranks" * doctest::skip(!test::progress_ranks_requested())) {
   check_every_variant<progress_rank>();
 }
 

@@ -103,8 +103,7 @@ TEST_CASE_TEMPLATE("spgemm equals the serial product", P, policy<row_block, csr,
   check_inputs<P>();
 }
 
-TEST_CASE("spgemm on progress ranks equals the serial product") {
-  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+TEST_CASE("spgemm on progress ranks equals the serial product" * doctest::skip(!test::progress_ranks_requested())) {
   check_inputs<policy<row_block, csr, progress_rank>>();
 }
 

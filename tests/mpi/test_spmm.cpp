@@ -91,8 +91,7 @@ TEST_CASE_TEMPLATE("spmm equals the serial reference", P, policy<row_block, csr,
   check_inputs<P>();
 }
 
-TEST_CASE("spmm on progress ranks equals the serial reference") {
-  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+TEST_CASE("spmm on progress ranks equals the serial reference" * doctest::skip(!test::progress_ranks_requested())) {
   check_inputs<policy<row_block, csr, progress_rank>>();
 }
 

@@ -48,8 +48,7 @@ TEST_CASE_TEMPLATE("transpose by routing and by slots equals the serial transpos
   }
 }
 
-TEST_CASE("transpose by slots on progress ranks") {
-  if (detail::active_progress_runtime() == nullptr) return;  // runs in the .progress tests
+TEST_CASE("transpose by slots on progress ranks" * doctest::skip(!test::progress_ranks_requested())) {
   using P = policy<row_block, csr, progress_rank>;
   for (const auto& a : inputs<P>(test::world())) test::require_equal(transpose(a, transpose_algorithm::slots), transposed(gather_to_all(a)));
 }

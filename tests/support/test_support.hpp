@@ -20,6 +20,14 @@ inline const communicator& world() {
   return comm;
 }
 
+/// True in the .progress runs (TESSERA_PROGRESS_RANKS set, as from_environment_variables reads it).
+/// Progress-rank test cases are skipped, visibly, elsewhere:
+/// `TEST_CASE("..." * doctest::skip(!progress_ranks_requested()))`.
+inline bool progress_ranks_requested() {
+  const char* value = std::getenv("TESSERA_PROGRESS_RANKS");
+  return value != nullptr && std::string(value) == "1";
+}
+
 using csr_policy = policy<row_block, csr, mpi_rma>;
 using csc_policy = policy<row_block, csc, mpi_rma>;
 using coo_policy = policy<row_block, coo, mpi_rma>;

@@ -71,6 +71,15 @@ struct row_block {
       return static_cast<int>(it - offsets_.begin()) - 1;
     }
     [[nodiscard]] int owner(global_index i, global_index /*j*/) const noexcept { return row_owner(i); }
+    /// Row i's position on its owner.
+    [[nodiscard]] global_index local_row(global_index i) const noexcept { return i - row_begin(row_owner(i)); }
+
+    /// The same split over `cols` columns when `rows` is unchanged (results keep A's rows on
+    /// their ranks); an even split of the new rows otherwise.
+    [[nodiscard]] mapping with_shape(global_index rows, global_index cols) const {
+      if (rows == global_rows()) return mapping(offsets_, cols);
+      return mapping(num_ranks(), rows, cols);
+    }
 
     [[nodiscard]] local_coordinate to_local(global_index i, global_index j) const noexcept {
       const int r = row_owner(i);

@@ -11,6 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -21,8 +22,11 @@ namespace tessera {
 /// The local part is a row-major (LayoutRight) View in the policy's memory
 /// space, so the k values of one row are contiguous: the layout SpMM streams.
 template <matrix_value T, matrix_policy Policy>
-  requires row_distribution_mapping<typename Policy::mapping_type>
 class dist_dense {
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::dist_dense needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
+                "row_owner, local_row, with_shape); use row_block or your own row distribution for dense blocks");
+
  public:
   using value_type = T;
   using policy_type = Policy;
@@ -38,17 +42,16 @@ class dist_dense {
 
   /// Rows split as in `rows_like` (e.g. the row mapping of a matrix), num_vectors columns, zero-filled.
   dist_dense(const communicator& comm, const mapping_type& rows_like, global_index num_vectors)
-      requires std::constructible_from<mapping_type, std::vector<global_index>, global_index>
-      : dist_dense(comm, mapping_type(rows_like.row_offsets(), num_vectors)) {}
+      : dist_dense(comm, rows_like.with_shape(rows_like.global_rows(), num_vectors)) {}
 
   /// Fill from a host function f(global_row, column) -> T (not collective).
   template <class F>
   void fill(F&& f) {
     auto host = Kokkos::create_mirror_view(local_);
-    const global_index first = mapping_.row_begin(comm_.rank());
-    for (std::size_t i = 0; i < host.extent(0); ++i)
-      for (std::size_t j = 0; j < host.extent(1); ++j)
-        host(i, j) = f(first + static_cast<global_index>(i), static_cast<global_index>(j));
+    for (std::size_t i = 0; i < host.extent(0); ++i) {
+      const global_index row = global_row(static_cast<global_index>(i));
+      for (std::size_t j = 0; j < host.extent(1); ++j) host(i, j) = f(row, static_cast<global_index>(j));
+    }
     Kokkos::deep_copy(local_, host);
   }
   /// Set every entry to `value` (not collective).
@@ -57,7 +60,16 @@ class dist_dense {
   [[nodiscard]] global_index num_rows() const noexcept { return mapping_.global_rows(); }
   [[nodiscard]] global_index num_vectors() const noexcept { return mapping_.global_cols(); }
   [[nodiscard]] local_index local_rows() const noexcept { return static_cast<local_index>(local_.extent(0)); }
-  [[nodiscard]] global_index row_begin() const noexcept { return mapping_.row_begin(comm_.rank()); }
+  /// Global row of local row `li` of this rank.
+  [[nodiscard]] global_index global_row(global_index li) const noexcept {
+    return mapping_.to_global(comm_.rank(), li, 0).row;
+  }
+  /// First global row of this rank (distributions with contiguous row ranges).
+  [[nodiscard]] global_index row_begin() const noexcept
+    requires contiguous_row_mapping<mapping_type>
+  {
+    return mapping_.row_begin(comm_.rank());
+  }
   [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
   [[nodiscard]] const mapping_type& mapping() const noexcept { return mapping_; }
   [[nodiscard]] const view_type& local() const noexcept { return local_; }
@@ -67,8 +79,22 @@ class dist_dense {
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, local_);
     std::vector<T> mine(host.data(), host.data() + host.size());
     auto all = detail::gather_vector(comm_, mine, root, false);
-    if (comm_.rank() != root) return std::nullopt;
-    return all;
+    if constexpr (contiguous_row_mapping<mapping_type>) {
+      // Ranks in order hold rows in order: the concatenation is the block.
+      if (comm_.rank() != root) return std::nullopt;
+      return all;
+    } else {
+      std::vector<global_index> my_rows(host.extent(0));
+      for (std::size_t i = 0; i < my_rows.size(); ++i) my_rows[i] = global_row(static_cast<global_index>(i));
+      const auto rows = detail::gather_vector(comm_, my_rows, root, false);
+      if (comm_.rank() != root) return std::nullopt;
+      const auto k = static_cast<std::size_t>(num_vectors());
+      std::vector<T> placed(all.size());
+      for (std::size_t r = 0; r < rows.size(); ++r)
+        std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(r * k), k,
+                    placed.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rows[r]) * k));
+      return placed;
+    }
   }
 
  private:

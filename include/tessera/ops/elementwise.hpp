@@ -8,6 +8,7 @@
 #include "../core/combine.hpp"
 #include "../core/error.hpp"
 #include "../comm/buckets.hpp"
+#include "../matrix/convert.hpp"
 #include "../matrix/detail/assemble.hpp"
 #include "../matrix/dist_dense.hpp"
 #include "../matrix/dist_matrix.hpp"
@@ -130,27 +131,31 @@ csr_block<T, Mem> apply_drop_zeros_local(const csr_block<T, Mem>& in, const F& f
 /// counts each row's survivors, a scan places them, a second pass writes: the
 /// form of prune(apply(A, f), is_zero) that a layer-by-layer loop (SpDNN's
 /// bias + ReLU + clamp) wants, with no host round trip. The column map is
-/// kept (it may list columns no surviving entry uses). CSR only. If `f` throws
-/// on any rank (host execution spaces only: device code cannot throw), every
-/// rank throws.
+/// kept (it may list columns no surviving entry uses). Other storages than csr
+/// go through CSR and back (O(nnz), local). If `f` throws on any rank (host
+/// execution spaces only: device code cannot throw), every rank throws.
 template <matrix_value T, matrix_policy Policy, class F>
-  requires std::invocable<const F&, const T&> && std::same_as<typename Policy::storage_type, csr>
+  requires std::invocable<const F&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> apply_drop_zeros(const dist_matrix<T, Policy>& a, F f) {
-  auto out = a.comm().collectively(
-      [&] { return detail::apply_drop_zeros_local<typename Policy::execution_space>(a.local(), f); });
-  return dist_matrix<T, Policy>(a.comm(), a.mapping(), std::move(out), a.col_map());
+  if constexpr (!std::same_as<typename Policy::storage_type, csr>) {
+    return convert<typename Policy::storage_type>(apply_drop_zeros(convert<csr>(a), f));
+  } else {
+    auto out = a.comm().collectively(
+        [&] { return detail::apply_drop_zeros_local<typename Policy::execution_space>(a.local(), f); });
+    return dist_matrix<T, Policy>(a.comm(), a.mapping(), std::move(out), a.col_map());
+  }
 }
 
 
-/// C = A + B (collective). A and B must have the same shape and the same row split.
+/// C = A + B (collective). A and B must have the same shape and the same mapping (any distribution).
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_matrix<T, Policy> add(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
   a.comm().collectively([&] {
     detail::require_same_ranks("add", a.comm(), b.comm(), "B");
     TESSERA_REQUIRE(a.num_rows() == b.num_rows() && a.num_cols() == b.num_cols(), dimension_mismatch,
                     "add: A is {} x {} but B is {} x {}", a.num_rows(), a.num_cols(), b.num_rows(), b.num_cols());
-    TESSERA_REQUIRE(a.mapping().row_offsets() == b.mapping().row_offsets(), dimension_mismatch,
-                    "add: A and B split their rows differently; redistribute one of them first");
+    TESSERA_REQUIRE(a.mapping() == b.mapping(), dimension_mismatch,
+                    "add: A and B are distributed differently; redistribute one of them first");
   });
   auto both = local_triplets(a);
   const auto more = local_triplets(b);
@@ -169,9 +174,8 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
   const auto entries = local_triplets(a);
   auto host = Kokkos::create_mirror_view(out.local());
   std::vector<bool> seen(host.extent(0), false);
-  const global_index first = out.row_begin();
   for (std::size_t k = 0; k < entries.size(); ++k) {
-    const auto r = static_cast<std::size_t>(entries.rows[k] - first);
+    const auto r = static_cast<std::size_t>(a.mapping().local_row(entries.rows[k]));
     host(r, 0) = seen[r] ? op(host(r, 0), entries.values[k]) : entries.values[k];
     seen[r] = true;
   }
@@ -210,7 +214,7 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
     auto host = Kokkos::create_mirror_view(out.local());
     std::vector<bool> seen(host.extent(0), false);
     for (const auto& r : incoming.data) {
-      const auto i = static_cast<std::size_t>(r.col - out.row_begin());
+      const auto i = static_cast<std::size_t>(out.mapping().local_row(r.col));
       host(i, 0) = seen[i] ? op(host(i, 0), r.value) : r.value;
       seen[i] = true;
     }

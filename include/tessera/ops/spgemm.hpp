@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// Distributed SpGEMM C = A * B (optionally C<M> = A * B) over row-block CSR,
-/// any semiring, under an optional memory budget.
+/// Distributed SpGEMM C = A * B (optionally C<M> = A * B) over any distribution
+/// whose ranks own whole rows and any storage, any semiring, under an optional
+/// memory budget.
 ///
 /// The 1-D algorithm of the SGA paper, improved: a rank fetches only the rows
 /// of B its local A references that other ranks own (not whole blocks),
@@ -22,6 +23,7 @@
 #include "../kernels/spgemm_esc.hpp"
 #include "../kernels/spgemm_gustavson.hpp"
 #include "../matrix/detail/compress_columns.hpp"
+#include "../matrix/convert.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../storage/csr.hpp"
 #include "detail/device_copy.hpp"
@@ -46,6 +48,7 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -179,16 +182,30 @@ referenced_rows<T> fetch_referenced_rows(const dist_matrix<T, Policy>& a, const 
   constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
   std::vector<std::int64_t> need(2 * ranks + 1, 0);
   for (std::size_t o = 0; o < ranks; ++o) need[o] = -none;
-  std::size_t fetched = 0;
-  // A's column map ascends, so owners do too: walk them instead of searching for each column.
-  int owner = 0;
+  struct remote_column {
+    int owner;
+    std::size_t row;  ///< on the owner
+    std::size_t column;
+  };
+  std::vector<remote_column> remote;
+  const auto& b_rows_map = b.mapping();
   for (std::size_t c = 0; c < columns; ++c) {
-    while (a_map(c) >= b.mapping().row_end(owner)) ++owner;
-    const auto row = static_cast<std::size_t>(a_map(c) - b.mapping().row_begin(owner));
-    if (owner == me) {
+    const int owner = b_rows_map.row_owner(a_map(c));
+    const auto row = static_cast<std::size_t>(b_rows_map.local_row(a_map(c)));
+    if (owner == me)
       out.source[c] = static_cast<local_index>(row);
-      continue;
-    }
+    else
+      remote.push_back({owner, row, c});
+  }
+  // Fetched rows are owner-major, each owner's ascending, so consecutive rows of an owner are one
+  // run whatever the mapping interleaves (row-cyclic B: no two adjacent columns of A on one owner).
+  // Contiguous row ranges with A's ascending columns are in this order already.
+  const auto before = [](const remote_column& x, const remote_column& y) {
+    return x.owner < y.owner || (x.owner == y.owner && x.row < y.row);
+  };
+  if (!std::is_sorted(remote.begin(), remote.end(), before)) std::sort(remote.begin(), remote.end(), before);
+  std::size_t fetched = 0;
+  for (const auto& [owner, row, c] : remote) {
     out.source[c] = -static_cast<local_index>(fetched) - 1;
     if (!runs.empty() && runs.back().owner == owner && runs.back().first_row + runs.back().count == row)
       ++runs.back().count;
@@ -520,9 +537,18 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
 template <matrix_value T, matrix_policy Policy, class Semiring>
 dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                 const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
-  static_assert(std::same_as<typename Policy::storage_type, csr>,
-                "tessera::spgemm: A and B must use csr storage; convert<tessera::csr>() first");
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::spgemm needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
+                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
+                "A and B to row_block (or your own row distribution) first");
   static_assert(semiring<Semiring, T>, "tessera::spgemm: the semiring needs add(a, b) and multiply(a, b) on T");
+  using storage = typename Policy::storage_type;
+  if constexpr (!std::same_as<storage, csr>) {
+    // The kernels multiply compressed rows: other storages are converted in (O(nnz) each, no
+    // communication) and C is converted back, so C has the operands' storage.
+    const auto mask_rows = mask != nullptr ? std::optional(convert<csr>(*mask)) : std::nullopt;
+    return convert<storage>(multiply(convert<csr>(a), convert<csr>(b), mask_rows ? &*mask_rows : nullptr, options));
+  } else {
   const auto& comm = a.comm();
   comm.collectively([&] {
     detail::require_same_ranks("spgemm", comm, b.comm(), "B");
@@ -533,7 +559,7 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
       TESSERA_REQUIRE(mask->num_rows() == a.num_rows() && mask->num_cols() == b.num_cols(), dimension_mismatch,
                       "spgemm: the mask is {} x {} but A * B is {} x {}", mask->num_rows(), mask->num_cols(),
                       a.num_rows(), b.num_cols());
-      TESSERA_REQUIRE(mask->mapping().row_offsets() == a.mapping().row_offsets(), dimension_mismatch,
+      TESSERA_REQUIRE(same_rows(mask->mapping(), a.mapping()), dimension_mismatch,
                       "spgemm: the mask must split its rows like A; redistribute it first");
     }
     const bool unbatched = mask == nullptr && options.memory_budget_bytes == 0;
@@ -553,16 +579,17 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
   // The kernels call the user's semiring: whatever it throws on one rank is raised on every rank,
   // instead of leaving the others waiting in C's constructor.
   auto c = comm.collectively([&] { return multiply_local(a, b, mask, referenced, options); });
-  return dist_matrix<T, Policy>(comm, typename Policy::mapping_type(a.mapping().row_offsets(), b.num_cols()),
-                                std::move(c.block), std::move(c.col_map));
+  return dist_matrix<T, Policy>(comm, a.mapping().with_shape(a.num_rows(), b.num_cols()), std::move(c.block),
+                                std::move(c.col_map));
+  }
 }
 
 }  // namespace detail
 
-/// C = A * B over a semiring (plus-times by default), split like A's rows (collective).
-/// Traffic is counted under "spgemm".
+/// C = A * B over a semiring (plus-times by default), split like A's rows, in A's storage
+/// (collective). Needs whole rows on each rank; storages other than csr are converted to CSR
+/// and back (O(nnz), local). Traffic is counted under "spgemm".
 template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
-  requires row_distribution_mapping<typename Policy::mapping_type>
 [[nodiscard]] dist_matrix<T, Policy> spgemm(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                             const spgemm_options<Semiring>& options = {}) {
   return detail::multiply(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options);
@@ -571,7 +598,6 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 /// C<M> = A * B: only the entries where the mask M stores one (collective).
 /// M is m x n and split like A's rows.
 template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
-  requires row_distribution_mapping<typename Policy::mapping_type>
 [[nodiscard]] dist_matrix<T, Policy> spgemm_masked(const dist_matrix<T, Policy>& mask, const dist_matrix<T, Policy>& a,
                                                    const dist_matrix<T, Policy>& b,
                                                    const spgemm_options<Semiring>& options = {}) {

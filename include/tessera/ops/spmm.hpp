@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Distributed SpMM (Y = A * X) over row-block CSR, with an inspector/executor
+/// Distributed SpMM (Y = A * X) over any distribution whose ranks own whole rows, with an inspector/executor
 /// plan: the inspector finds exactly which remote rows of X each rank's
 /// columns need; the executor fetches them one-sided (one get per owner: the
 /// owner packs the requested rows into one block when they form several runs,
@@ -17,6 +17,7 @@
 #include "../kernels/spmm_rows.hpp"
 #include "../matrix/dist_dense.hpp"
 #include "../matrix/dist_matrix.hpp"
+#include "../storage/as_compressed_rows.hpp"
 #include "../storage/csr.hpp"
 #include "detail/device_copy.hpp"
 #include "detail/operand_checks.hpp"
@@ -115,18 +116,18 @@ struct spmm_workspace {
 
   /// The workspace of (comm, X's row split, k), made collectively on first use
   /// and freed with the last plan that holds it.
-  static std::shared_ptr<spmm_workspace> shared(const communicator& comm, const std::vector<global_index>& x_offsets,
-                                                global_index k) {
+  template <class Mapping>
+  static std::shared_ptr<spmm_workspace> shared(const communicator& comm, const Mapping& x_rows, global_index k) {
     static std::map<std::string, std::weak_ptr<spmm_workspace>> registry;
     // The handle identifies the communicator (a workspace keeps its communicator alive, so the
     // handle is not reused while the entry is live); MPI_Comm_c2f makes it printable portably.
     std::string key = fmt::format("{}/{}/{}", static_cast<long long>(MPI_Comm_c2f(comm.get())), k,
                                   Policy::backend_type::name());
-    for (global_index o : x_offsets) key += fmt::format(",{}", o);
+    // The windows depend on every rank's row count only (not on which rows it holds).
+    for (int r = 0; r < comm.size(); ++r) key += fmt::format(",{}", x_rows.extents(r).rows);
     // Every rank of comm asks for the same key together, so all find it alive or all make it.
     if (auto live = registry[key].lock()) return live;
-    const auto me = static_cast<std::size_t>(comm.rank());
-    auto made = std::make_shared<spmm_workspace>(comm, static_cast<std::size_t>(x_offsets[me + 1] - x_offsets[me]),
+    auto made = std::make_shared<spmm_workspace>(comm, static_cast<std::size_t>(x_rows.extents(comm.rank()).rows),
                                                  static_cast<std::size_t>(k));
     registry[key] = made;
     return made;
@@ -154,11 +155,16 @@ struct spmm_workspace {
 /// Build it once (collective), apply it many times (collective): SpDNN-style
 /// loops multiply by the same A again and again. spmm(A, X) keeps plans in
 /// A.plan_cache(), so it inspects only on the first call.
+///
+/// A may use any storage: csr (or any storage with compressed rows) is read in place, others are
+/// converted to CSR on every apply (storage/as_compressed_rows.hpp). The distribution needs one
+/// capability, whole rows on each rank (whole_row_mapping); X may be split differently from A.
 template <matrix_value T, matrix_policy Policy>
-  requires row_distribution_mapping<typename Policy::mapping_type>
 class spmm_plan {
-  static_assert(std::same_as<typename Policy::storage_type, csr>,
-                "tessera::spmm: A must use csr storage; convert<tessera::csr>(A) first");
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::spmm needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
+                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
+                "A to row_block (or your own row distribution) first");
 
  public:
   using matrix_type = dist_matrix<T, Policy>;
@@ -166,11 +172,13 @@ class spmm_plan {
   using memory_space = typename Policy::memory_space;
   using execution_space = typename Policy::execution_space;
   using backend_context = typename Policy::backend_type::context;
+  using mapping_type = typename Policy::mapping_type;
+  using rows_block = csr_block<T, memory_space>;
 
   /// Inspect A's columns against X's row split (collective).
   spmm_plan(const matrix_type& a, const typename Policy::mapping_type& x_rows, global_index k,
             spmm_options options = {})
-      : comm_(a.comm()), x_offsets_(x_rows.row_offsets()), k_(k), options_(options) {
+      : comm_(a.comm()), x_rows_(x_rows), k_(k), options_(options) {
     comm_.collectively([&] {
       TESSERA_REQUIRE(a.num_cols() == x_rows.global_rows(), dimension_mismatch,
                       "spmm: A is {} x {} but X has {} rows", a.num_rows(), a.num_cols(), x_rows.global_rows());
@@ -178,16 +186,15 @@ class spmm_plan {
                       "spmm: X's rows are split over {} ranks but A's communicator has {}", x_rows.num_ranks(),
                       comm_.size());
       TESSERA_REQUIRE(k >= 0, invalid_argument, "spmm: X has {} columns", k);
-      inspect(a, x_rows);
+      inspect(compressed_rows(a), a.col_map(), x_rows);
     });
     // A product nobody fetches for (block-diagonal A, one rank) skips the barriers.
     std::vector<std::int64_t> fetches{runs_.empty() ? 0 : 1};
     comm_.allreduce_inplace(fetches, MPI_MAX);
     anyone_fetches_ = fetches[0] > 0;
-    const auto my_rows = static_cast<std::size_t>(x_offsets_[static_cast<std::size_t>(comm_.rank()) + 1] -
-                                                  x_offsets_[static_cast<std::size_t>(comm_.rank())]);
+    const auto my_rows = static_cast<std::size_t>(x_rows.extents(comm_.rank()).rows);
     if (anyone_fetches_) plan_packing(my_rows);  // no exchange (and no traffic) when nobody fetches
-    workspace_ = detail::spmm_workspace<T, Policy>::shared(comm_, x_offsets_, k_);
+    workspace_ = detail::spmm_workspace<T, Policy>::shared(comm_, x_rows, k_);
     workspace_->reserve_staging(packed_base_ + pack_rows_.size() * static_cast<std::size_t>(k_));
     pack_rows_view_ = detail::to_view<local_index, memory_space>(pack_rows_, "tessera::spmm::pack_rows");
   }
@@ -195,19 +202,20 @@ class spmm_plan {
   /// Y = A * X (collective). A must have the structure the plan was made for (its values may
   /// change); X and Y must live on the plan's ranks, and Y must not share memory with X or A.
   void apply(const matrix_type& a, const dense_type& x, dense_type& y) {
+    const rows_block block = compressed_rows(a);
     comm_.collectively([&] {
       detail::require_same_ranks("spmm", comm_, a.comm(), "A");
       detail::require_same_ranks("spmm", comm_, x.comm(), "X");
       detail::require_same_ranks("spmm", comm_, y.comm(), "Y");
       detail::require_no_alias("spmm", y.local(), "Y", x.local(), "X");
-      detail::require_no_alias("spmm", y.local(), "Y", a.local().values, "A's values");
-      TESSERA_REQUIRE(x.mapping().row_offsets() == x_offsets_ && x.num_vectors() == k_, dimension_mismatch,
+      detail::require_no_alias("spmm", y.local(), "Y", block.values, "A's values");
+      TESSERA_REQUIRE(x.mapping() == x_rows_ && x.num_vectors() == k_, dimension_mismatch,
                       "spmm: X ({} x {}) is not split as the plan expects ({} x {})", x.num_rows(), x.num_vectors(),
-                      x_offsets_.back(), k_);
-      TESSERA_REQUIRE(y.mapping().row_offsets() == a.mapping().row_offsets() && y.num_vectors() == k_,
-                      dimension_mismatch, "spmm: Y ({} x {}) must be split like A's rows, with {} columns",
-                      y.num_rows(), y.num_vectors(), k_);
-      TESSERA_REQUIRE(a.local_rows() == rows_ && structure_.matches(a.local().row_ptr, a.local().col_idx, a.col_map()),
+                      x_rows_.global_rows(), k_);
+      TESSERA_REQUIRE(same_rows(y.mapping(), a.mapping()) && y.num_vectors() == k_, dimension_mismatch,
+                      "spmm: Y ({} x {}) must be split like A's rows, with {} columns", y.num_rows(), y.num_vectors(),
+                      k_);
+      TESSERA_REQUIRE(a.local_rows() == rows_ && structure_.matches(block.row_ptr, block.col_idx, a.col_map()),
                       invalid_argument,
                       "spmm: A's sparsity structure differs from the one the plan was made for; make a new plan "
                       "(spmm(A, X) makes one per matrix)");
@@ -239,12 +247,11 @@ class spmm_plan {
                                            std::span<T>(halo_host.data() + static_cast<std::size_t>(r.halo_at) * k,
                                                         static_cast<std::size_t>(r.count) * k)));
     execution_space exec;
-    const auto& block = a.local();
     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
     if (options_.kernel == spmm_kernel::kokkos_kernels) {
       wait_all(pending);
       Kokkos::deep_copy(halo, halo_host);
-      apply_kokkos_kernels(a, x_local, halo, y);
+      apply_kokkos_kernels(block, x_local, halo, y);
       close(ws);
       return;
     }
@@ -267,6 +274,8 @@ class spmm_plan {
   /// Owners that pack this rank's rows into one block (fetched with one get each).
   [[nodiscard]] std::size_t packed_owners() const noexcept { return packed_owners_; }
   [[nodiscard]] global_index num_vectors() const noexcept { return k_; }
+  /// The row split of X the plan was made for.
+  [[nodiscard]] const mapping_type& x_rows() const noexcept { return x_rows_; }
 
  private:
   // With a passive-target backend the double-buffered staging orders the next overwrite (see
@@ -277,7 +286,7 @@ class spmm_plan {
   }
 
   // X gathered in A's column-map order (LayoutLeft, as Kokkos-Kernels' multivector spmv wants), then spmv.
-  void apply_kokkos_kernels(const matrix_type& a, const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
+  void apply_kokkos_kernels(const rows_block& b, const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
                             const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y) {
     const auto cols = static_cast<std::size_t>(sources_.row.extent(0));
     const auto k = static_cast<std::size_t>(k_);
@@ -289,7 +298,6 @@ class spmm_plan {
         "tessera::spmm::gather", Kokkos::RangePolicy<execution_space>(0, cols), KOKKOS_LAMBDA(const std::size_t c) {
           for (std::size_t t = 0; t < k; ++t) gathered(c, t) = local(c) ? x_local(row(c), t) : halo(row(c), t);
         });
-    const auto& b = a.local();
     const KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type> crs(
         "tessera::spmm::A", b.rows, b.cols, b.nnz(), b.values, b.row_ptr, b.col_idx);
     if (k > 0 && b.rows > 0) KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);
@@ -357,7 +365,7 @@ class spmm_plan {
       return n;
     };
     auto packs = [&](std::size_t o) {
-      const auto owner_rows = static_cast<std::size_t>(x_offsets_[o + 1] - x_offsets_[o]);
+      const auto owner_rows = static_cast<std::size_t>(x_rows_.extents(static_cast<int>(o)).rows);
       return contiguous[o] && (num_runs[o] > 1 || 2 * requested(o) < owner_rows);
     };
     // Request: header (1 = pack, 0 = read my staged X directly), then the rows to pack.
@@ -425,53 +433,70 @@ class spmm_plan {
     std::size_t at = 0;  ///< element offset in the owner's staging window
   };
 
-  void inspect(const matrix_type& a, const typename Policy::mapping_type& x_rows) {
+  // A's block as CSR: in place for compressed rows, else converted (see as_compressed_rows).
+  static rows_block compressed_rows(const matrix_type& a) {
+    return as_compressed_rows<typename Policy::storage_type>(execution_space{}, a.local());
+  }
+
+  void inspect(const rows_block& block, const Kokkos::View<global_index*, memory_space>& a_col_map,
+               const mapping_type& x_rows) {
     const int me = comm_.rank();
-    const auto col_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.col_map());
+    const auto col_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a_col_map);
     const auto cols = static_cast<std::size_t>(col_map.extent(0));
     column_sources_host local_flag("tessera::spmm::local", cols);
     Kokkos::View<local_index*, Kokkos::HostSpace> source_row("tessera::spmm::row", cols);
-    local_index halo = 0;
+    struct remote_column {
+      int owner;
+      local_index row;  ///< on the owner
+      std::size_t column;
+    };
+    std::vector<remote_column> remote;
     for (std::size_t c = 0; c < cols; ++c) {
       const global_index g = col_map(c);
       const int owner = x_rows.row_owner(g);
-      const auto row = static_cast<local_index>(g - x_rows.row_begin(owner));
-      if (owner == me) {
-        local_flag(c) = 1;
-        source_row(c) = row;
-        continue;
-      }
-      // Columns are sorted, so an owner's rows come in ascending order: extend the last run if contiguous.
-      if (!runs_.empty() && runs_.back().owner == owner && runs_.back().first_row + runs_.back().count == row)
+      const auto row = static_cast<local_index>(x_rows.local_row(g));
+      local_flag(c) = owner == me ? 1 : 0;
+      source_row(c) = row;
+      if (owner != me) remote.push_back({owner, row, c});
+    }
+    // The halo is owner-major, each owner's rows ascending, so consecutive rows of an owner are one
+    // run (one get) whatever the mapping interleaves: a row-cyclic X has no two adjacent columns on
+    // one owner. Contiguous row ranges with A's ascending columns are in this order already.
+    const auto before = [](const remote_column& x, const remote_column& y) {
+      return x.owner < y.owner || (x.owner == y.owner && x.row < y.row);
+    };
+    if (!std::is_sorted(remote.begin(), remote.end(), before)) std::sort(remote.begin(), remote.end(), before);
+    local_index halo = 0;
+    for (const auto& r : remote) {
+      if (!runs_.empty() && runs_.back().owner == r.owner && runs_.back().first_row + runs_.back().count == r.row)
         ++runs_.back().count;
       else
-        runs_.push_back({owner, row, 1, halo, 0});
-      local_flag(c) = 0;
-      source_row(c) = halo++;
+        runs_.push_back({r.owner, r.row, 1, halo, 0});
+      source_row(r.column) = halo++;
     }
     sources_.local = Kokkos::create_mirror_view_and_copy(memory_space{}, local_flag);
     sources_.row = Kokkos::create_mirror_view_and_copy(memory_space{}, source_row);
     halo_rows_ = halo;
 
     // Rows that touch only local X are computed while the halo is in flight.
-    const auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().row_ptr);
-    const auto col_idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().col_idx);
+    const auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, block.row_ptr);
+    const auto col_idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, block.col_idx);
     std::vector<local_index> interior, boundary;
-    for (local_index r = 0; r < a.local_rows(); ++r) {
+    for (local_index r = 0; r < block.num_rows(); ++r) {
       bool remote = false;
       for (offset_type e = row_ptr(r); e < row_ptr(r + 1) && !remote; ++e) remote = local_flag(col_idx(e)) == 0;
       (remote ? boundary : interior).push_back(r);
     }
     interior_rows_ = detail::to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
     boundary_rows_ = detail::to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
-    rows_ = a.local_rows();
-    structure_ = detail::structure_fingerprint<3>(a.local().row_ptr, a.local().col_idx, a.col_map());
+    rows_ = block.num_rows();
+    structure_ = detail::structure_fingerprint<3>(block.row_ptr, block.col_idx, a_col_map);
   }
 
   using column_sources_host = Kokkos::View<std::uint8_t*, Kokkos::HostSpace>;
 
   communicator comm_;
-  std::vector<global_index> x_offsets_;
+  mapping_type x_rows_;
   global_index k_;
   spmm_options options_;
   local_index rows_ = 0;
@@ -492,10 +517,11 @@ class spmm_plan {
 template <matrix_value T, matrix_policy Policy>
 spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x,
                                     spmm_options options = {}) {
-  std::string key = fmt::format("spmm/{}/{}/{}/{}", x.num_vectors(), Policy::backend_type::name(),
-                                static_cast<int>(options.kernel), options.streaming_store_bytes);
-  for (global_index o : x.mapping().row_offsets()) key += fmt::format(",{}", o);
+  const std::string key = fmt::format("spmm/{}/{}/{}/{}", x.num_vectors(), Policy::backend_type::name(),
+                                      static_cast<int>(options.kernel), options.streaming_store_bytes);
   auto& slot = a.plan_cache()[key];
+  // One plan per width and options; an X split differently replaces it (every rank decides alike).
+  if (slot && !(static_cast<spmm_plan<T, Policy>*>(slot.get())->x_rows() == x.mapping())) slot.reset();
   if (!slot) {
     a.comm().collectively([&] { detail::require_same_ranks("spmm", a.comm(), x.comm(), "X"); });
     slot = std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors(), options);

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// Distributed transpose, two algorithms over any backend; the result is
-/// row-block over A's columns.
+/// Distributed transpose, two algorithms over any backend and any distribution
+/// whose ranks own whole rows; A^T is distributed as A's mapping says for the
+/// transposed shape (mapping.with_shape(n, m): a square A keeps its row split).
 ///  - transpose_algorithm::route: an entry (i, j, v) whose row j of A^T is on the
 ///    same rank stays; the others travel as (j, i, v) to the owner of row j in one
 ///    personalised exchange; the local block is one counting sort of both sets.
@@ -79,10 +80,16 @@ dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
     a_ptr = ptr;
   }
   const auto a_col_map = Kokkos::create_mirror_view_and_copy(host{}, a.col_map());
-  const global_index a_first = a.mapping().row_begin(me);
+  // A's local rows in ascending global order (the identity for contiguous row ranges and for
+  // row-cyclic mappings): the column map of A^T is built, and its rows are filled, in that order.
+  std::vector<global_index> a_global(a_rows);
+  for (std::size_t i = 0; i < a_rows; ++i) a_global[i] = a.mapping().to_global(me, static_cast<global_index>(i), 0).row;
+  std::vector<std::size_t> a_order(a_rows);
+  for (std::size_t i = 0; i < a_rows; ++i) a_order[i] = i;
+  if (!std::is_sorted(a_global.begin(), a_global.end()))
+    std::sort(a_order.begin(), a_order.end(), [&](std::size_t x, std::size_t y) { return a_global[x] < a_global[y]; });
 
-  const global_index first = result_rows.row_begin(me);
-  const auto my_rows = static_cast<std::size_t>(result_rows.row_end(me) - first);
+  const auto my_rows = static_cast<std::size_t>(result_rows.extents(me).rows);
   // Split: count the staying entries per row of A^T; the leaving ones are transposed into `away`.
   struct split_result {
     std::vector<local_index> new_row;        ///< per local column of A: its row of A^T here, or -1
@@ -95,8 +102,7 @@ dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
     out.new_row.resize(a_col_map.extent(0));
     for (std::size_t c = 0; c < out.new_row.size(); ++c) {
       const global_index j = a_col_map(c);
-      out.new_row[c] = j >= first && j - first < static_cast<global_index>(my_rows) ? static_cast<local_index>(j - first)
-                                                                                    : local_index{-1};
+      out.new_row[c] = result_rows.row_owner(j) == me ? static_cast<local_index>(result_rows.local_row(j)) : local_index{-1};
     }
     out.ptr = Kokkos::View<offset_type*, host>("tessera::row_ptr", my_rows + 1);
     out.used.assign(a_rows, 0);
@@ -107,7 +113,7 @@ dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
           ++out.ptr(static_cast<std::size_t>(r) + 1);
           out.used[i] = 1;
         } else {
-          out.away.push_back(a_col_map(a_cols(e)), a_first + static_cast<global_index>(i), a_vals(e));
+          out.away.push_back(a_col_map(a_cols(e)), a_global[i], a_vals(e));
         }
       }
     return out;
@@ -127,20 +133,20 @@ dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
     std::vector<global_index> distinct;
     std::vector<local_index> from_row(a_rows, -1), from_received(received_cols.size());
     {
-      std::size_t i = 0, k = 0;
-      while (i < a_rows || k < received_cols.size()) {
-        if (i < a_rows && !split.used[i]) {
-          ++i;
+      std::size_t o = 0, k = 0;  // o walks a_order
+      while (o < a_rows || k < received_cols.size()) {
+        if (o < a_rows && !split.used[a_order[o]]) {
+          ++o;
           continue;
         }
-        const global_index gi = i < a_rows ? a_first + static_cast<global_index>(i) : global_index{-1};
+        const global_index gi = o < a_rows ? a_global[a_order[o]] : global_index{-1};
         const auto next = static_cast<local_index>(distinct.size());
-        if (k < received_cols.size() && (i == a_rows || received_cols[k] <= gi)) {
-          if (i < a_rows && received_cols[k] == gi) from_row[i++] = next;
+        if (k < received_cols.size() && (o == a_rows || received_cols[k] <= gi)) {
+          if (o < a_rows && received_cols[k] == gi) from_row[a_order[o++]] = next;
           from_received[k] = next;
           distinct.push_back(received_cols[k++]);
         } else {
-          from_row[i++] = next;
+          from_row[a_order[o++]] = next;
           distinct.push_back(gi);
         }
       }
@@ -151,8 +157,10 @@ dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
     // Counting sort: the received entries join the counts, then scan and scatter.
     auto& ptr = split.ptr;
     std::vector<std::uint8_t> mixed(my_rows, 0);
+    std::vector<local_index> arrived_row(arrived.size());
     for (std::size_t k = 0; k < arrived.size(); ++k) {
-      const global_index r = arrived.rows[k] - first;
+      const global_index r = result_rows.row_owner(arrived.rows[k]) == me ? result_rows.local_row(arrived.rows[k]) : -1;
+      arrived_row[k] = static_cast<local_index>(r);
       TESSERA_REQUIRE(r >= 0 && static_cast<std::size_t>(r) < my_rows, internal,
                       "row {} of the transpose reached rank {} but belongs to rank {}", arrived.rows[k], me,
                       result_rows.row_owner(arrived.rows[k]));
@@ -164,7 +172,7 @@ dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
     std::vector<offset_type> cursor(ptr.data(), ptr.data() + my_rows);
     Kokkos::View<local_index*, host> h_cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::cols"), n);
     Kokkos::View<T*, host> h_vals(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::vals"), n);
-    for (std::size_t i = 0; i < a_rows; ++i) {
+    for (const std::size_t i : a_order) {  // ascending A row: each row's columns come out sorted
       if (!split.used[i]) continue;
       const local_index column = from_row[i];
       for (auto e = static_cast<std::size_t>(a_ptr(i)); e < static_cast<std::size_t>(a_ptr(i + 1)); ++e) {
@@ -176,7 +184,7 @@ dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
       }
     }
     for (std::size_t k = 0; k < arrived.size(); ++k) {
-      const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(arrived.rows[k] - first)]++);
+      const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(arrived_row[k])]++);
       h_cols(at) = from_received[static_cast<std::size_t>(received_local[k])];
       h_vals(at) = arrived.values[k];
     }
@@ -226,8 +234,7 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
   const int me = comm.rank();
   typename Policy::backend_type::context ctx(comm, typename Policy::backend_type::options{});
   const auto entries = local_triplets(a);
-  const global_index first = result_rows.row_begin(me);
-  const auto my_rows = static_cast<std::size_t>(result_rows.row_end(me) - first);
+  const auto my_rows = static_cast<std::size_t>(result_rows.extents(me).rows);
 
   // Phase 1: how many entries each of my rows of A^T (columns of A) will get.
   struct column_count {
@@ -239,7 +246,7 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
     std::map<global_index, std::int64_t> mine;
     for (global_index c : entries.cols) ++mine[c];
     mailbox<column_count> histogram(ctx.messages(), [&](int, const column_count& cc) {
-      counts[static_cast<std::size_t>(cc.column - first)] += cc.count;
+      counts[static_cast<std::size_t>(result_rows.local_row(cc.column))] += cc.count;
     });
     for (const auto& [column, count] : mine) histogram.push(result_rows.row_owner(column), {column, count});
     histogram.drain();
@@ -269,8 +276,8 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
     for (std::size_t k = begin; k < end; ++k) {
       const global_index column = entries.cols[k];
       const int owner = result_rows.row_owner(column);
-      fetches.push_back(ctx.fetch_add_nb(cursor, owner, static_cast<std::size_t>(column - result_rows.row_begin(owner)),
-                                         1, claimed[k - begin]));
+      fetches.push_back(
+          ctx.fetch_add_nb(cursor, owner, static_cast<std::size_t>(result_rows.local_row(column)), 1, claimed[k - begin]));
     }
     wait_all(fetches);
     puts.clear();
@@ -288,26 +295,32 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
   triplets<T> owned;
   owned.reserve(static_cast<std::size_t>(local_nnz));
   std::int64_t at = 0;
-  for (std::size_t r = 0; r < my_rows; ++r)
+  for (std::size_t r = 0; r < my_rows; ++r) {
+    const global_index row = result_rows.to_global(me, static_cast<global_index>(r), 0).row;
     for (std::int64_t e = 0; e < counts[r]; ++e, ++at) {
       const auto& s = slots.local()[static_cast<std::size_t>(at)];
-      owned.push_back(first + static_cast<global_index>(r), s.column, s.value);
+      owned.push_back(row, s.column, s.value);
     }
+  }
   ctx.barrier();  // the segments go next: nobody may still write into them
   return assemble_owned<T, Policy>(comm, result_rows, owned, combine::any{});
 }
 
 }  // namespace detail
 
-/// A^T, row-block over A's columns (collective). Traffic is counted under "transpose".
+/// A^T in A's storage, distributed by `A.mapping().with_shape(n, m)` (collective): a square A
+/// keeps its row split, row_block splits a new row count evenly. Needs whole rows on each rank
+/// (whole_row_mapping); any storage. Traffic is counted under "transpose".
 template <matrix_value T, matrix_policy Policy>
-  requires row_distribution_mapping<typename Policy::mapping_type>
 [[nodiscard]] dist_matrix<T, Policy> transpose(const dist_matrix<T, Policy>& a,
                                                transpose_algorithm algorithm = transpose_algorithm::route) {
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::transpose needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
+                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
+                "A to row_block (or your own row distribution) first");
   const stats_scope scope(a.comm(), "transpose");
-  const auto result_rows = a.comm().collectively([&] {
-    return typename Policy::distribution_type{}.make_mapping(a.comm().size(), a.num_cols(), a.num_rows());
-  });
+  const auto result_rows =
+      a.comm().collectively([&] { return a.mapping().with_shape(a.num_cols(), a.num_rows()); });
   if (algorithm == transpose_algorithm::slots) return detail::transpose_by_slots(a, result_rows);
   return detail::transpose_by_routing(a, result_rows);
 }

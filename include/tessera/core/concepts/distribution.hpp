@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace tessera {
 
@@ -30,13 +31,63 @@ concept distribution_mapping = std::copyable<M> && std::equality_comparable<M> &
       { m.extents(rank) } -> std::same_as<local_extents>;
     };
 
-/// A mapping whose ranks own whole rows (row_block; needed by dist_dense and by 1-D algorithms).
+/// Capability "ranks own whole rows": every row lives, with all its columns, on one rank.
+///
+/// This is what the 1-D algorithms (spmm, spgemm, transpose, the element-wise
+/// operations) and dist_dense need, and all they ask of a distribution: they
+/// find a row through the mapping, never by assuming contiguous ranges, so a
+/// row-cyclic or hashed distribution runs them as row_block does.
+///  - `row_owner(i)`: the rank holding global row i;
+///  - `local_row(i)`: row i's position among its owner's rows (to_local's row);
+///  - `with_shape(rows, cols)`: the same distribution over another shape (the
+///    result of A * B, A^T, or a dense block next to A). With `rows` unchanged
+///    it must keep every row on the same rank at the same local position, so
+///    C = A * B and Y = A * X are split exactly like A.
+/// Global rows of local rows come from the general `to_global(rank, li, 0)`.
 template <class M>
-concept row_distribution_mapping = distribution_mapping<M> && requires(const M& m, global_index i, int rank) {
-  { m.row_owner(i) } -> std::convertible_to<int>;
+concept whole_row_mapping = distribution_mapping<M> &&
+    requires(const M& m, global_index i, global_index rows, global_index cols) {
+      { m.row_owner(i) } -> std::convertible_to<int>;
+      { m.local_row(i) } -> std::same_as<global_index>;
+      { m.with_shape(rows, cols) } -> std::same_as<M>;
+    };
+
+/// Capability "rows are contiguous ranges": rank r owns rows [row_begin(r), row_end(r)).
+/// No operation needs it; it is what code that slices rows by range (a peer
+/// library's input, a file reader) may ask for.
+template <class M>
+concept contiguous_row_mapping = whole_row_mapping<M> && requires(const M& m, int rank) {
   { m.row_begin(rank) } -> std::same_as<global_index>;
   { m.row_end(rank) } -> std::same_as<global_index>;
 };
+
+/// The old name of contiguous_row_mapping.
+template <class M>
+concept row_distribution_mapping = contiguous_row_mapping<M>;
+
+/// Capability "a p x q process grid": tiles of both dimensions dealt over grid rows and columns
+/// (block_cyclic_2d; block-sparse operations).
+template <class M>
+concept grid_mapping = distribution_mapping<M> && requires(const M& m, std::size_t ti, std::size_t tj, int rank) {
+  m.grid();
+  m.row_tiles();
+  m.col_tiles();
+  { m.tile_owner(ti, tj) } -> std::convertible_to<int>;
+  { m.holds(rank, ti, tj) } -> std::convertible_to<bool>;
+};
+
+/// Capability "replicas": entries kept on several ranks, `owner` being the copy written.
+template <class M>
+concept replicated_mapping = distribution_mapping<M> && requires(const M& m, global_index i, global_index j) {
+  { m.replicas(i, j) } -> std::convertible_to<std::vector<int>>;
+};
+
+/// True when two whole-row mappings put every row on the same rank at the same local position
+/// (their column counts may differ): Y = A * X needs Y split like A, C += A .* B needs B split like A.
+template <whole_row_mapping M>
+[[nodiscard]] bool same_rows(const M& a, const M& b) {
+  return a.global_rows() == b.global_rows() && a.with_shape(a.global_rows(), 0) == b.with_shape(b.global_rows(), 0);
+}
 
 /// A distribution policy: a tag with a mapping type and a factory for the default mapping.
 template <class D>

@@ -45,4 +45,30 @@ concept storage_policy = requires {
       { S::to_coo(exec, block) } -> std::same_as<coo_block<double, detail::probe_space>>;
     };
 
+/// Capability "compressed rows": a CSR-shaped block (row_ptr, col_idx, values Views, columns
+/// ascending in each row). SpMM and SpGEMM read such a block in place; any other storage is
+/// converted to CSR by the operation (storage/as_compressed_rows.hpp states the cost).
+template <class B>
+concept compressed_row_block = local_block<B> && requires(const B& b) {
+  b.row_ptr(0);
+  b.col_idx(0);
+  b.values(0);
+};
+
+/// Capability "compressed columns": a CSC-shaped block (col_ptr, row_idx, values).
+template <class B>
+concept compressed_column_block = local_block<B> && requires(const B& b) {
+  b.col_ptr(0);
+  b.row_idx(0);
+  b.values(0);
+};
+
+/// Capability "coordinates": row_idx, col_idx and values of every entry.
+template <class B>
+concept coordinate_block = local_block<B> && requires(const B& b) {
+  b.row_idx(0);
+  b.col_idx(0);
+  b.values(0);
+};
+
 }  // namespace tessera
