@@ -537,10 +537,6 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
 template <matrix_value T, matrix_policy Policy, class Semiring>
 dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                 const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>,
-                "tessera::spgemm needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
-                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
-                "A and B to row_block (or your own row distribution) first");
   static_assert(semiring<Semiring, T>, "tessera::spgemm: the semiring needs add(a, b) and multiply(a, b) on T");
   using storage = typename Policy::storage_type;
   if constexpr (!std::same_as<storage, csr>) {
@@ -592,7 +588,14 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
 template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
 [[nodiscard]] dist_matrix<T, Policy> spgemm(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                             const spgemm_options<Semiring>& options = {}) {
-  return detail::multiply(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options);
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::spgemm needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
+                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
+                "A and B to row_block (or your own row distribution) first");
+  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+    return detail::multiply(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options);
+  else
+    return a;  // refused above; not instantiating the algorithm keeps the compiler's report to that sentence
 }
 
 /// C<M> = A * B: only the entries where the mask M stores one (collective).
@@ -601,7 +604,14 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 [[nodiscard]] dist_matrix<T, Policy> spgemm_masked(const dist_matrix<T, Policy>& mask, const dist_matrix<T, Policy>& a,
                                                    const dist_matrix<T, Policy>& b,
                                                    const spgemm_options<Semiring>& options = {}) {
-  return detail::multiply(a, b, &mask, options);
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::spgemm needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
+                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
+                "A and B to row_block (or your own row distribution) first");
+  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+    return detail::multiply(a, b, &mask, options);
+  else
+    return a;
 }
 
 }  // namespace tessera
