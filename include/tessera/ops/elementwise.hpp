@@ -30,6 +30,9 @@ namespace tessera {
 template <matrix_value T, matrix_policy Policy, class F>
   requires std::invocable<const F&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> apply(const dist_matrix<T, Policy>& a, F f) {
+  static_assert(value_array_block<typename dist_matrix<T, Policy>::local_block_type>,
+                "tessera::apply and scale rewrite the block's values in place: the storage's block needs them in "
+                "one `values` View (capability value_array_block); prune(A, ...) or convert<csr>(A) work on any storage");
   using exec = typename Policy::execution_space;
   auto block = a.local();
   const auto in = a.local().values;

@@ -45,6 +45,11 @@ concept storage_policy = requires {
       { S::to_coo(exec, block) } -> std::same_as<coo_block<double, detail::probe_space>>;
     };
 
+/// Capability "one values View": every stored value (and any padding) in `values`, which
+/// element-wise maps (scale, apply) rewrite in place, sharing the rest of the block.
+template <class B>
+concept value_array_block = local_block<B> && requires(const B& b) { b.values(0); };
+
 /// Capability "compressed rows": a CSR-shaped block (row_ptr, col_idx, values Views, columns
 /// ascending in each row). SpMM and SpGEMM read such a block in place; any other storage is
 /// converted to CSR by the operation (storage/as_compressed_rows.hpp states the cost).
