@@ -3,14 +3,14 @@
 /// Umbrella header: everything tessera offers.
 
 #include "core/combine.hpp"
-#include "core/concepts/backend.hpp"
-#include "core/concepts/distribution.hpp"
-#include "core/concepts/storage.hpp"
-#include "core/environment.hpp"
+#include "concepts/backend.hpp"
+#include "concepts/distribution.hpp"
+#include "concepts/storage.hpp"
+#include "environment.hpp"
 #include "core/error.hpp"
 #include "core/freed_memory.hpp"
 #include "core/index_types.hpp"
-#include "core/policy.hpp"
+#include "policy.hpp"
 
 #include "comm/buckets.hpp"
 #include "comm/communicator.hpp"

@@ -2,7 +2,7 @@
 // ranks_per_node, from TESSERA_RANKS_PER_NODE) must hand its error to main with MPI finalised, so
 // a program that catches it ends cleanly instead of being reported by the launcher as a process
 // that "exited without calling finalize".
-#include <tessera/core/environment.hpp>
+#include <tessera/environment.hpp>
 
 #include <cstdio>
 

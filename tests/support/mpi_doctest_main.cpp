@@ -4,7 +4,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include <tessera/core/environment.hpp>
+#include <tessera/environment.hpp>
 
 #include <cstdio>
 

@@ -6,7 +6,7 @@
 
 #include "../comm/communicator.hpp"
 #include "../comm/mpi_check.hpp"
-#include "../core/concepts/backend.hpp"
+#include "../concepts/backend.hpp"
 #include "../core/error.hpp"
 #include "../distribution/block_cyclic_2d.hpp"
 #include "../distribution/replicated_columns.hpp"

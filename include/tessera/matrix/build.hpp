@@ -3,7 +3,7 @@
 /// Building a dist_matrix from (row, column, value) triplets held on any rank.
 
 #include "../core/combine.hpp"
-#include "../core/concepts/distribution.hpp"
+#include "../concepts/distribution.hpp"
 #include "../core/error.hpp"
 #include "detail/assemble.hpp"
 #include "detail/route.hpp"

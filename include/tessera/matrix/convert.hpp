@@ -2,7 +2,7 @@
 /// @file
 /// Converting a dist_matrix to another storage policy (csr, csc, coo).
 
-#include "../core/policy.hpp"
+#include "../policy.hpp"
 #include "dist_matrix.hpp"
 
 #include <concepts>

@@ -3,9 +3,9 @@
 /// dist_dense<T, Policy>: a block of k dense vectors, distributed by rows.
 
 #include "../comm/communicator.hpp"
-#include "../core/concepts/distribution.hpp"
+#include "../concepts/distribution.hpp"
 #include "../core/error.hpp"
-#include "../core/policy.hpp"
+#include "../policy.hpp"
 #include "dist_matrix.hpp"
 #include "gather.hpp"
 

@@ -5,7 +5,7 @@
 #include "../comm/communicator.hpp"
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
-#include "../core/policy.hpp"
+#include "../policy.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -18,7 +18,7 @@
 #include "../comm/request.hpp"
 #include "../comm/segment.hpp"
 #include "../core/error.hpp"
-#include "../core/policy.hpp"
+#include "../policy.hpp"
 #include "../kernels/sort_rows.hpp"
 #include "../kernels/spgemm_esc.hpp"
 #include "../kernels/spgemm_gustavson.hpp"

@@ -13,7 +13,7 @@
 #include "../comm/request.hpp"
 #include "../comm/segment.hpp"
 #include "../core/error.hpp"
-#include "../core/policy.hpp"
+#include "../policy.hpp"
 #include "../kernels/spmm_rows.hpp"
 #include "../matrix/dist_dense.hpp"
 #include "../matrix/dist_matrix.hpp"

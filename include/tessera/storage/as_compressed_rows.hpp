@@ -2,7 +2,7 @@
 /// @file
 /// A local block as compressed rows, whatever its storage: what SpMM and SpGEMM multiply.
 
-#include "../core/concepts/storage.hpp"
+#include "../concepts/storage.hpp"
 #include "csr.hpp"
 
 #include <Kokkos_Core.hpp>

@@ -4,8 +4,8 @@
 
 #include "../../comm/buckets.hpp"
 #include "../../comm/communicator.hpp"
-#include "../../core/concepts/backend.hpp"
-#include "../../core/concepts/distribution.hpp"
+#include "../../concepts/backend.hpp"
+#include "../../concepts/distribution.hpp"
 #include "../../core/index_types.hpp"
 #include "../triplets.hpp"
 

@@ -32,7 +32,7 @@ struct policy {
   static_assert(communication_backend<Backend>,
                 "tessera::policy: the third argument must be a communication backend (tessera::mpi_rma, "
                 "progress_rank or aggregator): a tag with static name(), nested options and a context offering "
-                "segments, get/put, accumulate, fetch_add, flush, barrier and messages() (core/concepts/backend.hpp)");
+                "segments, get/put, accumulate, fetch_add, flush, barrier and messages() (concepts/backend.hpp)");
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "tessera::policy: the fourth argument must be a Kokkos execution space");
 

@@ -4,10 +4,10 @@
 
 #include <mpi.h>
 
-#include "../comm/communicator.hpp"
-#include "../comm/detail/progress_runtime.hpp"
-#include "error.hpp"
-#include "freed_memory.hpp"
+#include "comm/communicator.hpp"
+#include "comm/detail/progress_runtime.hpp"
+#include "core/error.hpp"
+#include "core/freed_memory.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -8,8 +8,8 @@
 /// storages goes through those, so a new storage works with all the others the
 /// moment it provides them.
 
-#include "../../storage/coo.hpp"
-#include "../index_types.hpp"
+#include "../storage/coo.hpp"
+#include "../core/index_types.hpp"
 
 #include <Kokkos_Core.hpp>
 

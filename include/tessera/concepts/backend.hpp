@@ -15,11 +15,11 @@
 ///    runs at the destination, a collective drain);
 ///  - exchange(comm, buckets): the bulk personalised all-to-all.
 
-#include "../../comm/buckets.hpp"
-#include "../../comm/communicator.hpp"
-#include "../../comm/conveyor.hpp"
-#include "../../comm/request.hpp"
-#include "../../comm/segment.hpp"
+#include "../comm/buckets.hpp"
+#include "../comm/communicator.hpp"
+#include "../comm/conveyor.hpp"
+#include "../comm/request.hpp"
+#include "../comm/segment.hpp"
 
 #include <concepts>
 #include <cstddef>

@@ -7,8 +7,8 @@
 /// mdspan's layout mapping, that answers who owns entry (i, j) and where it
 /// lives locally. Mappings need no MPI, so they are tested on their own.
 
-#include "../../comm/communicator.hpp"
-#include "../index_types.hpp"
+#include "../comm/communicator.hpp"
+#include "../core/index_types.hpp"
 
 #include <concepts>
 #include <optional>
