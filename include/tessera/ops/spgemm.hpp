@@ -31,7 +31,7 @@
 #include <Kokkos_Core.hpp>
 #include <KokkosKernels_Handle.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
-#include <fmt/format.h>
+#include "../core/format.hpp"
 // GCC reports -Wmaybe-uninitialized inside Kokkos-Kernels' compression functor at -O3 (float instantiations).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
