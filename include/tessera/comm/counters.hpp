@@ -6,7 +6,7 @@
 /// tests assert communication volume, and how a run on a few ranks projects
 /// to thousands: they count what was sent, not how long it took.
 
-#include <fmt/format.h>
+#include "../core/format.hpp"
 
 #include <cstdint>
 #include <map>

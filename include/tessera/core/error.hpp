@@ -2,7 +2,7 @@
 /// @file
 /// The one exception type tessera throws, and the macros that raise it with file and line.
 
-#include <fmt/format.h>
+#include "format.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -32,25 +32,65 @@ struct esc_operands {
   Kokkos::View<const global_index*, MemorySpace> mask_col;
 };
 
-/// Rows [first, last) of the product; appends each row's entry count, global
-/// columns (ascending) and values to the host vectors.
-template <class ExecSpace, class T, class MemorySpace, class Semiring>
-void esc_rows(const ExecSpace& exec, const esc_operands<T, MemorySpace>& op, local_index first, local_index last,
-              const Semiring& ring, std::vector<offset_type>& row_counts, std::vector<global_index>& cols,
-              std::vector<T>& values) {
-  const local_index n = last - first;
-  if (n <= 0) return;
+namespace detail {
+// The expand-sort-compress kernel is a named functor, not a KOKKOS_LAMBDA: nvcc refuses a type
+// local to a function (a user's semiring declared inside one) as a template argument of a function
+// that holds an extended __host__ __device__ lambda.
+
+/// Row i of the batch (A's row first + i): expands its products at offsets(i), sorts them by
+/// column, folds equal columns with the semiring's add, drops those the mask does not hold, and
+/// writes the kept count to kept(i).
+template <class T, class MemorySpace, class Semiring>
+struct esc_expand_sort_compress {
+  esc_operands<T, MemorySpace> op;
+  local_index first;
+  bool masked;
+  Kokkos::View<const offset_type*, MemorySpace> offsets;
+  Kokkos::View<global_index*, MemorySpace> product_col;
+  Kokkos::View<T*, MemorySpace> product_val;
+  Kokkos::View<offset_type*, MemorySpace> kept;
+  Semiring ring;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const local_index i) const {
+    const local_index r = first + i;
+    offset_type at = offsets(i);
+    for (offset_type e = op.a_ptr(r); e < op.a_ptr(r + 1); ++e) {
+      const local_index k = op.a_col(e);
+      const T a = op.a_val(e);
+      for (offset_type f = op.b_ptr(k); f < op.b_ptr(k + 1); ++f) {
+        product_col(at) = op.b_col(f);
+        product_val(at) = ring.multiply(a, op.b_val(f));
+        ++at;
+      }
+    }
+    const offset_type begin = offsets(i), count = at - begin;
+    sort_by_key(product_col.data() + begin, product_val.data() + begin, count);
+    offset_type out = begin, m = masked ? op.mask_ptr(r) : 0;
+    for (offset_type p = begin; p < begin + count;) {
+      const global_index c = product_col(p);
+      T sum = product_val(p);
+      for (++p; p < begin + count && product_col(p) == c; ++p) sum = ring.add(sum, product_val(p));
+      if (masked) {  // both lists ascend: walk the mask row alongside
+        while (m < op.mask_ptr(r + 1) && op.mask_col(m) < c) ++m;
+        if (m == op.mask_ptr(r + 1) || op.mask_col(m) != c) continue;
+      }
+      product_col(out) = c;
+      product_val(out) = sum;
+      ++out;
+    }
+    kept(i) = out - begin;
+  }
+};
+
+/// offsets(i) = the products of rows first .. first + i - 1 (offsets(n): all of them); returns
+/// the total. Not templated on the semiring, so its KOKKOS_LAMBDA is allowed.
+template <class ExecSpace, class T, class MemorySpace>
+offset_type esc_count_products(const ExecSpace& exec, const esc_operands<T, MemorySpace>& op, local_index first,
+                               const Kokkos::View<offset_type*, MemorySpace>& offsets) {
   const auto a_ptr = op.a_ptr;
   const auto a_col = op.a_col;
-  const auto a_val = op.a_val;
   const auto b_ptr = op.b_ptr;
-  const auto b_col = op.b_col;
-  const auto b_val = op.b_val;
-  const auto mask_ptr = op.mask_ptr;
-  const auto mask_col = op.mask_col;
-  const bool masked = mask_ptr.extent(0) > 0;
-
-  Kokkos::View<offset_type*, MemorySpace> offsets("tessera::esc::offsets", static_cast<std::size_t>(n) + 1);
+  const auto n = static_cast<local_index>(offsets.extent(0)) - 1;
   Kokkos::parallel_scan(
       "tessera::esc::count", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
       KOKKOS_LAMBDA(const local_index i, offset_type& running, const bool final) {
@@ -64,41 +104,29 @@ void esc_rows(const ExecSpace& exec, const esc_operands<T, MemorySpace>& op, loc
   offset_type total = 0;
   Kokkos::deep_copy(exec, total, Kokkos::subview(offsets, static_cast<std::size_t>(n)));
   exec.fence();
+  return total;
+}
+}  // namespace detail
+
+/// Rows [first, last) of the product; appends each row's entry count, global
+/// columns (ascending) and values to the host vectors.
+template <class ExecSpace, class T, class MemorySpace, class Semiring>
+void esc_rows(const ExecSpace& exec, const esc_operands<T, MemorySpace>& op, local_index first, local_index last,
+              const Semiring& ring, std::vector<offset_type>& row_counts, std::vector<global_index>& cols,
+              std::vector<T>& values) {
+  const local_index n = last - first;
+  if (n <= 0) return;
+  const bool masked = op.mask_ptr.extent(0) > 0;
+
+  Kokkos::View<offset_type*, MemorySpace> offsets("tessera::esc::offsets", static_cast<std::size_t>(n) + 1);
+  const offset_type total = detail::esc_count_products(exec, op, first, offsets);
 
   Kokkos::View<global_index*, MemorySpace> product_col("tessera::esc::cols", static_cast<std::size_t>(total));
   Kokkos::View<T*, MemorySpace> product_val("tessera::esc::values", static_cast<std::size_t>(total));
   Kokkos::View<offset_type*, MemorySpace> kept("tessera::esc::kept", static_cast<std::size_t>(n));
-  Kokkos::parallel_for(
-      "tessera::esc::expand_sort_compress", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(const local_index i) {
-        const local_index r = first + i;
-        offset_type at = offsets(i);
-        for (offset_type e = a_ptr(r); e < a_ptr(r + 1); ++e) {
-          const local_index k = a_col(e);
-          const T a = a_val(e);
-          for (offset_type f = b_ptr(k); f < b_ptr(k + 1); ++f) {
-            product_col(at) = b_col(f);
-            product_val(at) = ring.multiply(a, b_val(f));
-            ++at;
-          }
-        }
-        const offset_type begin = offsets(i), count = at - begin;
-        sort_by_key(product_col.data() + begin, product_val.data() + begin, count);
-        offset_type out = begin, m = masked ? mask_ptr(r) : 0;
-        for (offset_type p = begin; p < begin + count;) {
-          const global_index c = product_col(p);
-          T sum = product_val(p);
-          for (++p; p < begin + count && product_col(p) == c; ++p) sum = ring.add(sum, product_val(p));
-          if (masked) {  // both lists ascend: walk the mask row alongside
-            while (m < mask_ptr(r + 1) && mask_col(m) < c) ++m;
-            if (m == mask_ptr(r + 1) || mask_col(m) != c) continue;
-          }
-          product_col(out) = c;
-          product_val(out) = sum;
-          ++out;
-        }
-        kept(i) = out - begin;
-      });
+  Kokkos::parallel_for("tessera::esc::expand_sort_compress", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                       detail::esc_expand_sort_compress<T, MemorySpace, Semiring>{
+                           op, first, masked, offsets, product_col, product_val, kept, ring});
   exec.fence();
 
   auto host_offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, offsets);

@@ -14,8 +14,11 @@
 /// translated once by the caller) and the fetched rows from their own arrays, and writes C's rows
 /// sorted and already in C's compressed columns.
 ///
-/// The dense accumulators cost (sizeof(T) + 4) bytes per column of the space per thread: meant
-/// for execution spaces that run on the host (spgemm picks Kokkos-Kernels on others).
+/// The dense accumulators cost (sizeof(T) + 4) bytes per column of the space per thread: on a GPU,
+/// whose concurrency is tens of thousands of threads, they would exhaust its memory. The kernel is
+/// therefore host-only (a static_assert; spgemm picks Kokkos-Kernels or expand-sort-compress on
+/// device spaces), and its kernels are plain host lambdas: they may call host code (std::sort,
+/// madvise, the bitmap's bit scan), and nvcc never compiles them for the device.
 
 #include "../core/huge_pages.hpp"
 #include "../core/index_types.hpp"
@@ -68,13 +71,14 @@ struct gustavson_result {
 
 namespace detail {
 
-/// Calls f(accumulator column, a, b) for every product of row i of A * B^, in A's entry order.
+/// Calls f(accumulator column, a, b) for every product of row i of A * B^, in A's entry order
+/// (host code, as the whole kernel: f is a host lambda).
 template <class T, class MemorySpace>
 struct gustavson_products {
   gustavson_operands<T, MemorySpace> op;
 
   template <class F>
-  KOKKOS_INLINE_FUNCTION void operator()(local_index i, F& f) const {
+  void operator()(local_index i, F& f) const {
     // Loop bounds and the shift in registers: f's stores could alias them for the compiler.
     const local_index shift = op.b_offset;
     const offset_type end = op.a_ptr(i + 1);
@@ -93,19 +97,14 @@ struct gustavson_products {
   }
 };
 
-/// Sort keys[0, n) ascending: std::sort on the host, insertion or heap sort elsewhere.
-template <bool OnHost, class K>
-KOKKOS_INLINE_FUNCTION void sort_row_keys(K* keys, std::int64_t n) {
-  if constexpr (OnHost) {
-    if (n > insertion_sort_limit) {
-      std::sort(keys, keys + n);
-      return;
-    }
-  }
-  kernels::sort_keys(keys, n);
+/// Sort keys[0, n) ascending: insertion sort for short rows, std::sort for long ones.
+template <class K>
+void sort_row_keys(K* keys, std::int64_t n) {
+  if (n > insertion_sort_limit) std::sort(keys, keys + n);
+  else kernels::sort_keys(keys, n);
 }
 
-/// Index of the lowest set bit of a nonzero word (host only: the bitmap path runs there).
+/// Index of the lowest set bit of a nonzero word.
 inline int lowest_bit(std::uint64_t word) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
   return __builtin_ctzll(word);
@@ -124,7 +123,9 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
                                            const Semiring& ring) {
   using detail::lowest_bit;
   using detail::sort_row_keys;
-  constexpr bool on_host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible,
+                "tessera::kernels::gustavson runs on host execution spaces only: its per-thread dense "
+                "accumulators would exhaust a device's memory (use expand-sort-compress or Kokkos-Kernels)");
   const auto rows = static_cast<local_index>(op.a_ptr.extent(0) == 0 ? 0 : op.a_ptr.extent(0) - 1);
   const local_index width = op.width;
   const auto w = static_cast<std::size_t>(width);
@@ -134,7 +135,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   out.row_ptr = Kokkos::View<offset_type*, MemorySpace>(
       Kokkos::view_alloc(std::string("tessera::spgemm::row_ptr"), Kokkos::WithoutInitializing),
       static_cast<std::size_t>(rows) + 1);
-  if constexpr (on_host) advise_huge_pages(out.row_ptr.data(), out.row_ptr.span() * sizeof(offset_type));
+  advise_huge_pages(out.row_ptr.data(), out.row_ptr.span() * sizeof(offset_type));
 
   // One accumulator per concurrent thread. marker(t, u) is the last row that thread t saw
   // column u in: row i in the symbolic pass, -(i + 2) in the numeric one, so neither pass
@@ -149,7 +150,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
 
   // Symbolic: distinct columns per row, stored at row_ptr(i) and scanned in place below.
   Kokkos::parallel_for(
-      "tessera::spgemm::symbolic", policy(exec, 0, rows), KOKKOS_LAMBDA(const local_index i) {
+      "tessera::spgemm::symbolic", policy(exec, 0, rows), [=](const local_index i) {
         const auto t = token.acquire();
         local_index* seen = marker.data() + static_cast<std::size_t>(t) * w;
         offset_type count = 0;
@@ -164,7 +165,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
       });
   Kokkos::parallel_scan(
       "tessera::spgemm::row_ptr", policy(exec, 0, rows + 1),
-      KOKKOS_LAMBDA(const local_index i, offset_type& running, const bool final) {
+      [=](const local_index i, offset_type& running, const bool final) {
         const offset_type count = i < rows ? row_ptr(i) : 0;
         if (final) row_ptr(i) = running;
         running += count;
@@ -176,7 +177,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
       Kokkos::view_alloc(std::string("tessera::spgemm::position"), Kokkos::WithoutInitializing), w + 1);
   Kokkos::parallel_scan(
       "tessera::spgemm::used", policy(exec, 0, width + 1),
-      KOKKOS_LAMBDA(const local_index u, local_index& running, const bool final) {
+      [=](const local_index u, local_index& running, const bool final) {
         bool seen = false;
         if (u < width)
           for (std::size_t t = 0; t < threads; ++t) seen = seen || marker(t * w + static_cast<std::size_t>(u)) >= 0;
@@ -198,7 +199,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
       static_cast<std::size_t>(used));
   const auto used_cols = out.used;
   Kokkos::parallel_for(
-      "tessera::spgemm::used_columns", policy(exec, 0, width), KOKKOS_LAMBDA(const local_index u) {
+      "tessera::spgemm::used_columns", policy(exec, 0, width), [=](const local_index u) {
         if (position(u) >= 0) used_cols(position(u)) = u;
       });
 
@@ -210,22 +211,21 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   out.values = Kokkos::View<T*, MemorySpace>(
       Kokkos::view_alloc(std::string("tessera::spgemm::values"), Kokkos::WithoutInitializing),
       static_cast<std::size_t>(nnz));
-  if constexpr (on_host) {  // C is written once, row by row: fault it in 2 MiB pages
-    advise_huge_pages(out.col_idx.data(), out.col_idx.span() * sizeof(local_index));
-    advise_huge_pages(out.values.data(), out.values.span() * sizeof(T));
-  }
+  // C is written once, row by row: fault it in 2 MiB pages.
+  advise_huge_pages(out.col_idx.data(), out.col_idx.span() * sizeof(local_index));
+  advise_huge_pages(out.values.data(), out.values.span() * sizeof(T));
   Kokkos::View<T*, MemorySpace> accumulator("tessera::spgemm::accumulator", threads * w);
-  // Rows long against the column space (R-MAT's) are not sorted: on the host, a per-thread bitmap
-  // of the row's columns is read back in order (a word per 64 columns, then one step per entry).
-  // Sorting them took most of an R-MAT product.
-  const std::size_t words = on_host ? (w + 63) / 64 : 0;
+  // Rows long against the column space (R-MAT's) are not sorted: a per-thread bitmap of the row's
+  // columns is read back in order (a word per 64 columns, then one step per entry). Sorting them
+  // took most of an R-MAT product.
+  const std::size_t words = (w + 63) / 64;
   Kokkos::View<std::uint64_t*, MemorySpace> bitmap("tessera::spgemm::bitmap", threads * words);
   // Where C uses every accumulator column (banded products), positions are the columns themselves.
   const bool remap = used != width;
   const auto col_idx = out.col_idx;
   const auto values = out.values;
   Kokkos::parallel_for(
-      "tessera::spgemm::numeric", policy(exec, 0, rows), KOKKOS_LAMBDA(const local_index i) {
+      "tessera::spgemm::numeric", policy(exec, 0, rows), [=](const local_index i) {
         const auto t = token.acquire();
         local_index* seen = marker.data() + static_cast<std::size_t>(t) * w;
         T* sum = accumulator.data() + static_cast<std::size_t>(t) * w;
@@ -233,37 +233,34 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
         local_index* columns = col_idx.data() + row_ptr(i);
         T* row_values = values.data() + row_ptr(i);
         const offset_type expected = row_ptr(i + 1) - row_ptr(i);
-        // The bitmap path calls host code (lowest_bit): compiled for host spaces only, so device
-        // builds never see it (a run-time branch would still put it in the device lambda).
-        if constexpr (on_host) {
-          if (expected > insertion_sort_limit && static_cast<std::size_t>(expected) * 8 >= words) {
-            std::uint64_t* bits = bitmap.data() + static_cast<std::size_t>(t) * words;
-            // The bit says whether the column was seen in this row; branch-free, as above (the
-            // accumulator is initialised once, so its stale entries are always determinate).
-            auto visit = [&](local_index u, const T& a, const T& b) {
-              std::uint64_t& word = bits[u >> 6];
-              const std::uint64_t bit = std::uint64_t{1} << (u & 63);
-              const T p = ring.multiply(a, b);
-              const T folded = ring.add(sum[u], p);
-              sum[u] = (word & bit) != 0 ? folded : p;
-              word |= bit;
-            };
-            products(i, visit);
-            std::int64_t j = 0;
-            for (std::size_t word = 0; word < words; ++word) {
-              std::uint64_t set = bits[word];
-              if (set == 0) continue;
-              bits[word] = 0;  // clear for the thread's next row
-              for (; set != 0; set &= set - 1) {
-                const auto u = static_cast<local_index>(word * 64 + static_cast<std::size_t>(lowest_bit(set)));
-                row_values[j] = sum[u];
-                columns[j] = remap ? position(u) : u;
-                ++j;
-              }
+        // Long rows: the bitmap path.
+        if (expected > insertion_sort_limit && static_cast<std::size_t>(expected) * 8 >= words) {
+          std::uint64_t* bits = bitmap.data() + static_cast<std::size_t>(t) * words;
+          // The bit says whether the column was seen in this row; branch-free, as above (the
+          // accumulator is initialised once, so its stale entries are always determinate).
+          auto visit = [&](local_index u, const T& a, const T& b) {
+            std::uint64_t& word = bits[u >> 6];
+            const std::uint64_t bit = std::uint64_t{1} << (u & 63);
+            const T p = ring.multiply(a, b);
+            const T folded = ring.add(sum[u], p);
+            sum[u] = (word & bit) != 0 ? folded : p;
+            word |= bit;
+          };
+          products(i, visit);
+          std::int64_t j = 0;
+          for (std::size_t word = 0; word < words; ++word) {
+            std::uint64_t set = bits[word];
+            if (set == 0) continue;
+            bits[word] = 0;  // clear for the thread's next row
+            for (; set != 0; set &= set - 1) {
+              const auto u = static_cast<local_index>(word * 64 + static_cast<std::size_t>(lowest_bit(set)));
+              row_values[j] = sum[u];
+              columns[j] = remap ? position(u) : u;
+              ++j;
             }
-            token.release(t);
-            return;
           }
+          token.release(t);
+          return;
         }
         std::int64_t count = 0;
         auto visit = [&](local_index u, const T& a, const T& b) {
@@ -276,7 +273,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
           }
         };
         products(i, visit);
-        sort_row_keys<on_host>(columns, count);
+        sort_row_keys(columns, count);
         for (std::int64_t j = 0; j < count; ++j) {
           const local_index u = columns[j];
           row_values[j] = sum[u];

@@ -92,6 +92,17 @@ template <class Pattern>
   return owners;
 }
 
+namespace detail {
+/// values *= beta, in the execution space (no fence). A free function because nvcc refuses an
+/// extended (__host__ __device__) lambda inside a private member of bsgemm_plan.
+template <class ExecutionSpace, class T, class MemorySpace>
+void scale_in_place(T beta, const Kokkos::View<T*, MemorySpace>& values) {
+  Kokkos::parallel_for(
+      "tessera::bsgemm::scale_c", Kokkos::RangePolicy<ExecutionSpace>(0, values.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t e) { values(e) *= beta; });
+}
+}  // namespace detail
+
 /// The inspected plan of C = alpha * A * B + beta * C for fixed shapes.
 ///
 /// Build it once (collective), apply it to every iteration (collective); the
@@ -174,7 +185,7 @@ class bsgemm_plan {
     // tiles that no product writes need zeroing.
     const bool overwrite = beta == T{0};
     if (reuse && beta == T{0}) zero_unwritten(tiles.values);
-    else if (reuse && beta != T{1}) scale_in_place(beta, tiles.values);
+    else if (reuse && beta != T{1}) detail::scale_in_place<ExecutionSpace>(beta, tiles.values);
     else if (!reuse && beta != T{0}) scale_old_c(beta, c, tiles);
 
     const Kokkos::View<const T*, memory_space> a_local = a.local().values, b_local = b.local().values;
@@ -615,12 +626,6 @@ class bsgemm_plan {
       }
       first = last;
     }
-  }
-
-  static void scale_in_place(T beta, const Kokkos::View<T*, memory_space>& values) {
-    Kokkos::parallel_for(
-        "tessera::bsgemm::scale_c", Kokkos::RangePolicy<ExecutionSpace>(0, values.extent(0)),
-        KOKKOS_LAMBDA(const std::size_t e) { values(e) *= beta; });
   }
 
   // beta * C's old tiles, into the tiles of the plan's shape.

@@ -23,6 +23,73 @@
 
 namespace tessera {
 
+namespace detail {
+// The kernels that run a user's callable are named functors, not KOKKOS_LAMBDAs: nvcc refuses a
+// type local to a function (the closure of a lambda written in main, say) as a template argument
+// of a function that holds an extended __host__ __device__ lambda, so a KOKKOS_LAMBDA here would
+// reject every callable written as a lambda inside a function.
+
+/// out(e) = f(in(e)) for every stored value.
+template <class T, class In, class Out, class F>
+struct apply_values {
+  In in;
+  Out out;
+  F f;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t e) const { out(e) = static_cast<T>(f(in(e))); }
+};
+
+/// out_ptr(r + 1) = the number of entries of row r whose f(value) is not zero.
+template <class T, class InPtr, class InVal, class OutPtr, class F>
+struct count_kept_entries {
+  InPtr in_ptr;
+  InVal in_val;
+  OutPtr out_ptr;
+  F f;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t r) const {
+    typename OutPtr::non_const_value_type kept = 0;
+    for (auto e = in_ptr(r); e < in_ptr(r + 1); ++e) kept += static_cast<T>(f(in_val(e))) != T{0} ? 1 : 0;
+    out_ptr(r + 1) = kept;
+  }
+};
+
+/// ptr(r) = ptr(0) + ... + ptr(r) in place (counts at r + 1 become row offsets); returns the total.
+/// Not templated on the user's callable, so its KOKKOS_LAMBDA is allowed (see apply_values).
+template <class Exec, class Mem>
+offset_type inclusive_scan_in_place(const Kokkos::View<offset_type*, Mem>& ptr) {
+  offset_type total = 0;
+  Kokkos::parallel_scan(
+      "tessera::apply_drop_zeros::scan", Kokkos::RangePolicy<Exec>(0, ptr.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t r, offset_type& running, const bool final) {
+        running += ptr(r);
+        if (final) ptr(r) = running;
+      },
+      total);
+  return total;
+}
+
+/// The kept entries of row r, with values f(value), from out_ptr(r) on.
+template <class T, class Ptr, class InCol, class InVal, class OutCol, class OutVal, class F>
+struct write_kept_entries {
+  Ptr in_ptr;
+  InCol in_col;
+  InVal in_val;
+  Ptr out_ptr;
+  OutCol out_col;
+  OutVal out_val;
+  F f;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t r) const {
+    auto w = out_ptr(r);
+    for (auto e = in_ptr(r); e < in_ptr(r + 1); ++e) {
+      const T v = static_cast<T>(f(in_val(e)));
+      if (v == T{0}) continue;
+      out_col(w) = in_col(e);
+      out_val(w) = v;
+      ++w;
+    }
+  }
+};
+}  // namespace detail
+
 /// A matrix with A's structure and values f(a) for every stored a (not collective).
 ///
 /// `f` runs in the policy's execution space: a KOKKOS_LAMBDA or a functor with
@@ -37,9 +104,8 @@ template <matrix_value T, matrix_policy Policy, class F>
   auto block = a.local();
   const auto in = a.local().values;
   decltype(block.values) out(std::string("tessera::apply"), in.extent(0));
-  Kokkos::parallel_for(
-      "tessera::apply", Kokkos::RangePolicy<exec>(0, in.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t e) { out(e) = static_cast<T>(f(in(e))); });
+  Kokkos::parallel_for("tessera::apply", Kokkos::RangePolicy<exec>(0, in.extent(0)),
+                       detail::apply_values<T, decltype(in), decltype(out), F>{in, out, f});
   block.values = out;
   return dist_matrix<T, Policy>(a.comm(), a.mapping(), block, a.col_map(), a.global_nnz());
 }
@@ -94,36 +160,18 @@ csr_block<T, Mem> apply_drop_zeros_local(const csr_block<T, Mem>& in, const F& f
   const auto in_col = in.col_idx;
   const auto in_val = in.values;
   Kokkos::View<offset_type*, mem> ptr("tessera::apply_drop_zeros::row_ptr", rows + 1);
-  Kokkos::parallel_for(
-      "tessera::apply_drop_zeros::count", Kokkos::RangePolicy<exec>(0, rows), KOKKOS_LAMBDA(const std::size_t r) {
-        offset_type kept = 0;
-        for (offset_type e = in_ptr(r); e < in_ptr(r + 1); ++e) kept += static_cast<T>(f(in_val(e))) != T{0} ? 1 : 0;
-        ptr(r + 1) = kept;
-      });
-  offset_type total = 0;
-  Kokkos::parallel_scan(
-      "tessera::apply_drop_zeros::scan", Kokkos::RangePolicy<exec>(0, rows + 1),
-      KOKKOS_LAMBDA(const std::size_t r, offset_type& running, const bool final) {
-        running += ptr(r);
-        if (final) ptr(r) = running;
-      },
-      total);
+  Kokkos::parallel_for("tessera::apply_drop_zeros::count", Kokkos::RangePolicy<exec>(0, rows),
+                       detail::count_kept_entries<T, decltype(in_ptr), decltype(in_val), decltype(ptr), F>{
+                           in_ptr, in_val, ptr, f});
+  const offset_type total = inclusive_scan_in_place<exec, mem>(ptr);
   csr_block<T, mem> out{in.rows, in.cols, ptr,
                         Kokkos::View<local_index*, mem>("tessera::apply_drop_zeros::col_idx", static_cast<std::size_t>(total)),
                         Kokkos::View<T*, mem>("tessera::apply_drop_zeros::values", static_cast<std::size_t>(total))};
-  const auto out_col = out.col_idx;
-  const auto out_val = out.values;
-  Kokkos::parallel_for(
-      "tessera::apply_drop_zeros::write", Kokkos::RangePolicy<exec>(0, rows), KOKKOS_LAMBDA(const std::size_t r) {
-        offset_type w = ptr(r);
-        for (offset_type e = in_ptr(r); e < in_ptr(r + 1); ++e) {
-          const T v = static_cast<T>(f(in_val(e)));
-          if (v == T{0}) continue;
-          out_col(w) = in_col(e);
-          out_val(w) = v;
-          ++w;
-        }
-      });
+  const Kokkos::View<const offset_type*, mem> kept_ptr = ptr;
+  Kokkos::parallel_for("tessera::apply_drop_zeros::write", Kokkos::RangePolicy<exec>(0, rows),
+                       detail::write_kept_entries<T, decltype(kept_ptr), decltype(in_col), decltype(in_val),
+                                                  decltype(out.col_idx), decltype(out.values), F>{
+                           in_ptr, in_col, in_val, kept_ptr, out.col_idx, out.values, f});
   exec().fence();
   return out;
 }

@@ -33,7 +33,7 @@
 #include <Kokkos_Core.hpp>
 #include <KokkosKernels_Handle.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
-#include <fmt/format.h>
+#include "../core/format.hpp"
 // GCC reports -Wmaybe-uninitialized inside Kokkos-Kernels' compression functor at -O3 (float instantiations).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
@@ -389,9 +389,11 @@ local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, con
     const auto cols = b.local().col_idx;
     Kokkos::View<local_index*, mem> translated(
         Kokkos::view_alloc(std::string("tessera::spgemm::b_acc_col"), Kokkos::WithoutInitializing), cols.extent(0));
+    // A host lambda: Gustavson runs on host spaces only, and under nvcc an extended lambda here
+    // would refuse semirings declared inside a function (a local type as template argument).
     Kokkos::parallel_for(
         "tessera::spgemm::translate", Kokkos::RangePolicy<exec>(0, cols.extent(0)),
-        KOKKOS_LAMBDA(const std::size_t e) { translated(e) = table(cols(e)); });
+        [=](const std::size_t e) { translated(e) = table(cols(e)); });
     op.b_col = translated;
   }
   op.h_ptr = to_view<offset_type, mem>(rows.ptr, "tessera::spgemm::h_ptr");

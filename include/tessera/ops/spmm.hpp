@@ -35,7 +35,7 @@
 #pragma GCC diagnostic pop
 #endif
 
-#include <fmt/format.h>
+#include "../core/format.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -147,6 +147,47 @@ struct spmm_workspace {
   std::size_t capacity_;  ///< elements of each staging window on this rank
   bool halo_made_ = false;
 };
+
+/// gathered(c, :) = X's row for local column c, from this rank's X or from the halo: the
+/// LayoutLeft multivector KokkosSparse::spmv multiplies. The device kernels of spmm_plan are free
+/// functions because nvcc refuses an extended (__host__ __device__) lambda inside a private member.
+template <class ExecSpace, class T, class MemorySpace>
+void gather_by_column(const kernels::column_sources<MemorySpace>& sources,
+                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& halo,
+                      const Kokkos::View<T**, Kokkos::LayoutLeft, MemorySpace>& gathered) {
+  const auto local = sources.local;
+  const auto row = sources.row;
+  const auto k = gathered.extent(1);
+  Kokkos::parallel_for(
+      "tessera::spmm::gather", Kokkos::RangePolicy<ExecSpace>(0, gathered.extent(0)), KOKKOS_LAMBDA(const std::size_t c) {
+        for (std::size_t t = 0; t < k; ++t) gathered(c, t) = local(c) ? x_local(row(c), t) : halo(row(c), t);
+      });
+}
+
+/// out = in, from KokkosSparse::spmv's LayoutLeft result into Y's LayoutRight rows.
+template <class ExecSpace, class T, class MemorySpace>
+void copy_to_rows(const Kokkos::View<const T**, Kokkos::LayoutLeft, MemorySpace>& in,
+                  const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& out) {
+  const auto k = out.extent(1);
+  Kokkos::parallel_for(
+      "tessera::spmm::scatter", Kokkos::RangePolicy<ExecSpace>(0, out.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        for (std::size_t t = 0; t < k; ++t) out(i, t) = in(i, t);
+      });
+}
+
+/// gathered(i, :) = x_local(rows(i), :): the rows requesters asked for, packed in device memory.
+template <class ExecSpace, class T, class MemorySpace>
+void gather_rows(const Kokkos::View<const local_index*, MemorySpace>& rows,
+                 const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                 const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& gathered) {
+  const auto k = gathered.extent(1);
+  Kokkos::parallel_for(
+      "tessera::spmm::pack", Kokkos::RangePolicy<ExecSpace>(0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        const auto from = static_cast<std::size_t>(rows(i));
+        for (std::size_t t = 0; t < k; ++t) gathered(i, t) = x_local(from, t);
+      });
+}
 
 }  // namespace detail
 
@@ -292,21 +333,11 @@ class spmm_plan {
     const auto k = static_cast<std::size_t>(k_);
     Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> gathered("tessera::spmm::gathered", cols, k);
     Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> result("tessera::spmm::result", y.local().extent(0), k);
-    const auto local = sources_.local;
-    const auto row = sources_.row;
-    Kokkos::parallel_for(
-        "tessera::spmm::gather", Kokkos::RangePolicy<execution_space>(0, cols), KOKKOS_LAMBDA(const std::size_t c) {
-          for (std::size_t t = 0; t < k; ++t) gathered(c, t) = local(c) ? x_local(row(c), t) : halo(row(c), t);
-        });
+    detail::gather_by_column<execution_space, T, memory_space>(sources_, x_local, halo, gathered);
     const KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type> crs(
         "tessera::spmm::A", b.rows, b.cols, b.nnz(), b.values, b.row_ptr, b.col_idx);
     if (k > 0 && b.rows > 0) KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);
-    const auto out = y.local();
-    Kokkos::parallel_for(
-        "tessera::spmm::scatter", Kokkos::RangePolicy<execution_space>(0, out.extent(0)),
-        KOKKOS_LAMBDA(const std::size_t i) {
-          for (std::size_t t = 0; t < k; ++t) out(i, t) = result(i, t);
-        });
+    detail::copy_to_rows<execution_space, T, memory_space>(result, y.local());
     execution_space().fence();
   }
 
@@ -326,12 +357,7 @@ class spmm_plan {
       Kokkos::DefaultHostExecutionSpace().fence();
     } else {
       Kokkos::View<T**, Kokkos::LayoutRight, memory_space> gathered("tessera::spmm::packed", rows.extent(0), k);
-      Kokkos::parallel_for(
-          "tessera::spmm::pack", Kokkos::RangePolicy<execution_space>(0, rows.extent(0)),
-          KOKKOS_LAMBDA(const std::size_t i) {
-            const auto from = static_cast<std::size_t>(rows(i));
-            for (std::size_t t = 0; t < k; ++t) gathered(i, t) = x_local(from, t);
-          });
+      detail::gather_rows<execution_space, T, memory_space>(rows, x_local, gathered);
       Kokkos::deep_copy(packed, gathered);
     }
   }

@@ -1,0 +1,28 @@
+#pragma once
+/// @file
+/// fmt, as every tessera header includes it.
+///
+/// fmt 9 (Debian 12's) does not compile under nvcc in C++20 as it comes, for two reasons:
+/// - it checks format strings at compile time through a consteval constructor whenever the
+///   compiler claims C++20 and GCC >= 10. nvcc's front end claims both but cannot evaluate those
+///   constructors: every fmt::format call fails with "call to consteval function ... did not
+///   produce a valid constant expression";
+/// - it turns FMT_CONSTEXPR off under nvcc but leaves FMT_CONSTEXPR20 on, so the host compiler
+///   then sees C++20 constexpr functions calling non-constexpr ones ("call to non-'constexpr'
+///   function ... ignore_unused").
+/// Under nvcc (and only there) tessera therefore asks fmt for its non-consteval format strings
+/// (checked when they run instead) and for constexpr throughout, which CUDA 12 and later handle.
+/// Host compilers keep fmt's defaults. This must come before fmt's first inclusion, which is why
+/// tessera includes fmt only through this header; a program that includes fmt itself before
+/// tessera under nvcc should pass -DFMT_CONSTEVAL= -DFMT_USE_CONSTEXPR=1.
+
+#if defined(__NVCC__)
+#if !defined(FMT_CONSTEVAL)
+#define FMT_CONSTEVAL
+#endif
+#if !defined(FMT_USE_CONSTEXPR)
+#define FMT_USE_CONSTEXPR 1
+#endif
+#endif
+
+#include <fmt/format.h>
