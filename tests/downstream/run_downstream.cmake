@@ -25,15 +25,18 @@ foreach(via package subdirectory)
       -DCMAKE_BUILD_TYPE=Release -DTESSERA_VIA=${via} -DTESSERA_SOURCE_DIR=${TESSERA_SOURCE_DIR}
       -DCMAKE_PREFIX_PATH=${prefix} ${KOKKOS_ARGS})
   run(${CMAKE_COMMAND} --build ${build})
-  execute_process(COMMAND ${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 ${build}/downstream_app
-                  OUTPUT_VARIABLE output ERROR_VARIABLE errors RESULT_VARIABLE rc)
-  message("${output}${errors}")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "downstream_app (through ${via}) failed (${rc})")
-  endif()
-  if(NOT output MATCHES "${expected_kokkos}[^0-9]")
-    message(FATAL_ERROR "downstream build through ${via} used another Kokkos than tessera's build (${expected_kokkos}); "
-                        "it printed: ${output}")
-  endif()
-  message(STATUS "downstream build through ${via}: OK (${expected_kokkos})")
+  # Its own distribution and storage against row_block x csr, at 1-4 ranks.
+  foreach(np 1 2 3 4)
+    execute_process(COMMAND ${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${np} ${build}/downstream_app
+                    OUTPUT_VARIABLE output ERROR_VARIABLE errors RESULT_VARIABLE rc)
+    message("${output}${errors}")
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "downstream_app (through ${via}, ${np} ranks) failed (${rc})")
+    endif()
+    if(NOT output MATCHES "${expected_kokkos}[^0-9]")
+      message(FATAL_ERROR "downstream build through ${via} used another Kokkos than tessera's build (${expected_kokkos}); "
+                          "it printed: ${output}")
+    endif()
+  endforeach()
+  message(STATUS "downstream build through ${via}: OK at 1-4 ranks (${expected_kokkos})")
 endforeach()
