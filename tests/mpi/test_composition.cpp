@@ -136,7 +136,7 @@ void check_operations(global_index m, global_index k, global_index n, double den
     for (auto& v : d2) v *= 2;
     CHECK(compare(twice, csr_of(d2, m, k)).equal);
     // Keep the entries equal to 1 (as 1), drop the rest.
-    const auto ones = apply_drop_zeros(a, [](double v) { return v == 1.0 ? 1.0 : 0.0; });
+    const auto ones = apply_drop_zeros(a, KOKKOS_LAMBDA(const double v) { return v == 1.0 ? 1.0 : 0.0; });
     std::vector<double> d1(da);
     for (auto& v : d1) v = v == 1.0 ? 1.0 : 0.0;
     CHECK(compare(ones, csr_of(d1, m, k)).equal);

@@ -94,30 +94,37 @@ grouped_entries<Key, Value, MemorySpace> group_and_sort(const ExecSpace& exec, l
   return out;
 }
 
-/// Combine entries with equal keys inside each group (groups must be sorted by key), left to
-/// right: after group_and_sort, in input order.
-template <class ExecSpace, class Key, class Value, class MemorySpace, class Combine>
-grouped_entries<Key, Value, MemorySpace> combine_duplicates(const ExecSpace& exec,
-                                                            const grouped_entries<Key, Value, MemorySpace>& in,
-                                                            Combine combine) {
-  using range = Kokkos::RangePolicy<ExecSpace>;
-  const auto num_groups = static_cast<offset_type>(in.ptr.extent(0)) - 1;
-  auto in_ptr = in.ptr;
-  auto in_keys = in.keys;
-  auto in_vals = in.values;
+namespace detail {
+// The kernels of combine_duplicates that run no user code live in functions not templated on the
+// combine: nvcc refuses an extended lambda in a function one of whose template arguments is a type
+// local to the caller (a combine written as a struct or lambda inside a function). The one kernel
+// that calls the combine is a named functor for the same reason.
 
+/// How many entries repeat the key before them, over all groups.
+template <class ExecSpace, class Key, class Value, class MemorySpace>
+offset_type count_duplicates(const ExecSpace& exec, const grouped_entries<Key, Value, MemorySpace>& in) {
+  const auto num_groups = static_cast<offset_type>(in.ptr.extent(0)) - 1;
+  const auto in_ptr = in.ptr;
+  const auto in_keys = in.keys;
   offset_type duplicates = 0;
-  Kokkos::parallel_reduce("tessera::count_duplicates", range(exec, 0, num_groups),
+  Kokkos::parallel_reduce("tessera::count_duplicates", Kokkos::RangePolicy<ExecSpace>(exec, 0, num_groups),
                           KOKKOS_LAMBDA(const offset_type g, offset_type& acc) {
                             for (offset_type k = in_ptr(g) + 1; k < in_ptr(g + 1); ++k)
                               if (in_keys(k) == in_keys(k - 1)) ++acc;
                           },
                           duplicates);
-  if (duplicates == 0) return in;
+  return duplicates;
+}
 
-  grouped_entries<Key, Value, MemorySpace> out;
-  out.ptr = Kokkos::View<offset_type*, MemorySpace>("tessera::merged_ptr", static_cast<std::size_t>(num_groups) + 1);
-  auto ptr = out.ptr;
+/// Group pointers after combining: each group keeps one entry per distinct key.
+template <class ExecSpace, class Key, class Value, class MemorySpace>
+Kokkos::View<offset_type*, MemorySpace> merged_pointers(const ExecSpace& exec,
+                                                        const grouped_entries<Key, Value, MemorySpace>& in) {
+  using range = Kokkos::RangePolicy<ExecSpace>;
+  const auto num_groups = static_cast<offset_type>(in.ptr.extent(0)) - 1;
+  const auto in_ptr = in.ptr;
+  const auto in_keys = in.keys;
+  Kokkos::View<offset_type*, MemorySpace> ptr("tessera::merged_ptr", static_cast<std::size_t>(num_groups) + 1);
   Kokkos::parallel_for("tessera::count_unique", range(exec, 0, num_groups), KOKKOS_LAMBDA(const offset_type g) {
     offset_type unique = 0;
     for (offset_type k = in_ptr(g); k < in_ptr(g + 1); ++k)
@@ -129,12 +136,21 @@ grouped_entries<Key, Value, MemorySpace> combine_duplicates(const ExecSpace& exe
                           partial += ptr(g);
                           if (final) ptr(g) = partial;
                         });
-  const offset_type n = static_cast<offset_type>(in_keys.extent(0)) - duplicates;
-  out.keys = Kokkos::View<Key*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::merged_keys"), n);
-  out.values = Kokkos::View<Value*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::merged_values"), n);
-  auto keys = out.keys;
-  auto vals = out.values;
-  Kokkos::parallel_for("tessera::merge", range(exec, 0, num_groups), KOKKOS_LAMBDA(const offset_type g) {
+  return ptr;
+}
+
+/// One group's entries, equal keys combined left to right (in input order after group_and_sort).
+template <class Key, class Value, class MemorySpace, class Combine>
+struct merge_duplicates {
+  Kokkos::View<const offset_type*, MemorySpace> in_ptr;
+  Kokkos::View<const Key*, MemorySpace> in_keys;
+  Kokkos::View<const Value*, MemorySpace> in_vals;
+  Kokkos::View<const offset_type*, MemorySpace> ptr;
+  Kokkos::View<Key*, MemorySpace> keys;
+  Kokkos::View<Value*, MemorySpace> vals;
+  Combine combine;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const offset_type g) const {
     offset_type w = ptr(g) - 1;
     for (offset_type k = in_ptr(g); k < in_ptr(g + 1); ++k) {
       if (k == in_ptr(g) || in_keys(k) != in_keys(k - 1)) {
@@ -145,7 +161,27 @@ grouped_entries<Key, Value, MemorySpace> combine_duplicates(const ExecSpace& exe
         vals(w) = combine(vals(w), in_vals(k));
       }
     }
-  });
+  }
+};
+}  // namespace detail
+
+/// Combine entries with equal keys inside each group (groups must be sorted by key), left to
+/// right: after group_and_sort, in input order.
+template <class ExecSpace, class Key, class Value, class MemorySpace, class Combine>
+grouped_entries<Key, Value, MemorySpace> combine_duplicates(const ExecSpace& exec,
+                                                            const grouped_entries<Key, Value, MemorySpace>& in,
+                                                            Combine combine) {
+  const offset_type duplicates = detail::count_duplicates(exec, in);
+  if (duplicates == 0) return in;
+  grouped_entries<Key, Value, MemorySpace> out;
+  out.ptr = detail::merged_pointers(exec, in);
+  const offset_type n = static_cast<offset_type>(in.keys.extent(0)) - duplicates;
+  out.keys = Kokkos::View<Key*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::merged_keys"), n);
+  out.values = Kokkos::View<Value*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::merged_values"), n);
+  const auto num_groups = static_cast<offset_type>(in.ptr.extent(0)) - 1;
+  Kokkos::parallel_for("tessera::merge", Kokkos::RangePolicy<ExecSpace>(exec, 0, num_groups),
+                       detail::merge_duplicates<Key, Value, MemorySpace, Combine>{
+                           in.ptr, in.keys, in.values, out.ptr, out.keys, out.values, combine});
   return out;
 }
 
