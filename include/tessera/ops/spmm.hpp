@@ -545,14 +545,18 @@ spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_
                                     spmm_options options = {}) {
   const std::string key = fmt::format("spmm/{}/{}/{}/{}", x.num_vectors(), Policy::backend_type::name(),
                                       static_cast<int>(options.kernel), options.streaming_store_bytes);
+  // The plans of every split of X used with this width and options: alternating between two
+  // splits of X reuses both plans instead of re-inspecting A at every call.
+  using plans = std::vector<std::shared_ptr<spmm_plan<T, Policy>>>;
   auto& slot = a.plan_cache()[key];
-  // One plan per width and options; an X split differently replaces it (every rank decides alike).
-  if (slot && !(static_cast<spmm_plan<T, Policy>*>(slot.get())->x_rows() == x.mapping())) slot.reset();
-  if (!slot) {
-    a.comm().collectively([&] { detail::require_same_ranks("spmm", a.comm(), x.comm(), "X"); });
-    slot = std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors(), options);
-  }
-  return *static_cast<spmm_plan<T, Policy>*>(slot.get());
+  if (!slot) slot = std::make_shared<plans>();
+  auto& made = *static_cast<plans*>(slot.get());
+  for (const auto& plan : made)
+    if (plan->x_rows() == x.mapping()) return *plan;
+  // No plan for this split on any rank (every rank holds the same splits): make one, collectively.
+  a.comm().collectively([&] { detail::require_same_ranks("spmm", a.comm(), x.comm(), "X"); });
+  made.push_back(std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors(), options));
+  return *made.back();
 }
 
 /// Y = A * X, Y split like A's rows (collective). The first call with a given
