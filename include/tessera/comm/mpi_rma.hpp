@@ -12,6 +12,7 @@
 #include "detail/context_base.hpp"
 #include "mpi_check.hpp"
 #include "mpi_datatype.hpp"
+#include "mpi_memory.hpp"
 #include "personalised_exchange.hpp"
 
 #include <memory>
@@ -85,11 +86,15 @@ struct mpi_request_state final : request_state {
 ///
 /// On a one-rank communicator no window is made and operations are local
 /// copies: some MPI builds (Debian's Open MPI disables osc/pt2pt) cannot
-/// create a window on a single process.
+/// create a window on a single process. A device-aware build
+/// (TESSERA_DEVICE_AWARE_MPI, comm/mpi_memory.hpp) makes windows there too,
+/// because those host copies cannot read device memory.
 struct mpi_rma {
   static constexpr std::string_view name() noexcept { return "rma"; }
   /// Gets and puts complete without the target calling tessera (see is_passive_target).
   static constexpr bool passive_target = true;
+  /// Local buffers and windows go to MPI untouched: a device-aware MPI may be given device memory.
+  static constexpr bool device_memory_transfers = true;
 
   struct options {
     conveyor_options messaging{};  ///< the conveyor behind mailboxes
@@ -198,7 +203,7 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
     std::unique_ptr<std::int64_t> addend;
   };
 
-  [[nodiscard]] bool local_only() const noexcept { return comm_.size() == 1; }
+  [[nodiscard]] bool local_only() const noexcept { return comm_.size() == 1 && !device_aware_mpi; }
 
   // One request-based MPI call, with derived datatypes on both sides (so a strided region is one call).
   request transfer(detail::remote_kind kind, const detail::segment_state& s, int rank, const strided_region& r,

@@ -22,6 +22,7 @@
 /// Written once against the backend concept: mpi_rma, progress_rank, aggregator.
 
 #include "../comm/communicator.hpp"
+#include "../comm/mpi_memory.hpp"
 #include "../comm/request.hpp"
 #include "../comm/segment.hpp"
 #include "../core/error.hpp"
@@ -41,6 +42,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -280,20 +282,21 @@ class bsgemm_plan {
                    bool overwrite, std::vector<double>& norms) {
     // Made at the first apply that fetches (collective: every rank agreed to fetch).
     if (!staging_.valid()) {
-      staging_ = context_->template allocate<T>(a.local().num_elements());
+      staging_ = staging_window<T, memory_space, Backend>(*context_, a.local().num_elements());
       for (int k = 0; k < 2; ++k) {
         buffers_[k] = Kokkos::View<T*, memory_space>("tessera::bsgemm::chunk", buffer_elements_);
-        host_buffers_[k] = Kokkos::create_mirror_view(buffers_[k]);
+        landing_[k] = mpi_buffer_for<Backend>(buffers_[k]);
       }
     }
     // Stage this rank's A where the others can fetch it.
-    if (staged_) Kokkos::deep_copy(staging_.local_view(), a.local().values);
+    if (staged_) Kokkos::deep_copy(staging_.local(), a.local().values);
+    fence_before_mpi(ExecutionSpace());
     context_->barrier();
     std::vector<request> in_flight;
     auto start = [&](std::size_t k) {
-      const auto& buffer = host_buffers_[k % 2];
+      const auto& buffer = landing_[k % 2];
       for (const auto& g : chunks_[k].gets)
-        in_flight.push_back(context_->get_nb(staging_, g.owner, g.remote, std::span<T>(buffer.data() + g.local, g.count)));
+        in_flight.push_back(context_->get_nb(staging_.segment_handle(), g.owner, g.remote, std::span<T>(buffer.data() + g.local, g.count)));
     };
     if (!chunks_.empty()) start(0);
     for (std::size_t k = 0; k < chunks_.size(); ++k) {
@@ -304,7 +307,7 @@ class bsgemm_plan {
       // Local A tiles need no transfer: multiply them while the chunk arrives.
       run_products(chunks_[k].local_products, alpha, a_local, b_local, c, overwrite, norms);
       wait_all(current);
-      Kokkos::deep_copy(buffers_[k % 2], host_buffers_[k % 2]);
+      copy_from_mpi(buffers_[k % 2], landing_[k % 2]);
       const Kokkos::View<const T*, memory_space> chunk = buffers_[k % 2];
       run_products(chunks_[k].fetched_products, alpha, chunk, b_local, c, overwrite, norms);
     }
@@ -665,9 +668,10 @@ class bsgemm_plan {
     std::size_t offset, local, elements;
   };
   std::vector<c_tile_ref> c_tiles_;  // this rank's nonzero-size C tiles
-  typename Kokkos::View<T*, memory_space>::HostMirror host_buffers_[2];
+  // Where the gets land (comm/mpi_memory.hpp): buffers_ themselves where MPI reaches them.
+  decltype(mpi_buffer_for<Backend>(std::declval<Kokkos::View<T*, memory_space>>())) landing_[2];
   std::unique_ptr<backend_context> context_;
-  segment<T> staging_;
+  staging_window<T, memory_space, Backend> staging_;
 };
 
 /// C = alpha * A * B + beta * C with a fresh plan (collective). Keep a

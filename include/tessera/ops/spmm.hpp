@@ -10,6 +10,7 @@
 
 #include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
+#include "../comm/mpi_memory.hpp"
 #include "../comm/request.hpp"
 #include "../comm/segment.hpp"
 #include "../core/error.hpp"
@@ -43,6 +44,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -79,14 +81,16 @@ namespace detail {
 template <class T, class Policy>
 struct spmm_workspace {
   using memory_space = typename Policy::memory_space;
-  using backend_context = typename Policy::backend_type::context;
+  using backend_type = typename Policy::backend_type;
+  using backend_context = typename backend_type::context;
   using halo_type = Kokkos::View<T**, Kokkos::LayoutRight, memory_space>;
+  using window_type = staging_window<T, memory_space, backend_type>;
 
   spmm_workspace(const communicator& comm, std::size_t my_rows, std::size_t k)
       : comm_(comm), k_(k), capacity_(my_rows * k) {
-    context = std::make_unique<backend_context>(comm, typename Policy::backend_type::options{});
-    staging[0] = context->template allocate<T>(capacity_);
-    staging[1] = context->template allocate<T>(capacity_);
+    context = std::make_unique<backend_context>(comm, typename backend_type::options{});
+    staging[0] = window_type(*context, capacity_);
+    staging[1] = window_type(*context, capacity_);
   }
 
   /// Both staging windows hold at least `elements` on this rank (collective: every
@@ -100,10 +104,10 @@ struct spmm_workspace {
     // but order them before the collective free anyway).
     context->barrier();
     capacity_ = std::max(capacity_, elements);
-    staging[0] = segment<T>{};
-    staging[1] = segment<T>{};
-    staging[0] = context->template allocate<T>(capacity_);
-    staging[1] = context->template allocate<T>(capacity_);
+    staging[0] = window_type{};
+    staging[1] = window_type{};
+    staging[0] = window_type(*context, capacity_);
+    staging[1] = window_type(*context, capacity_);
   }
 
   /// The halo holds at least `rows` rows (not collective).
@@ -111,7 +115,7 @@ struct spmm_workspace {
     if (halo_made_ && rows <= halo.extent(0)) return;
     halo = halo_type("tessera::spmm::halo", rows, k_);
     halo_made_ = true;
-    halo_host = Kokkos::create_mirror_view(halo);  // where the gets land (the halo itself on the host)
+    halo_landing = mpi_buffer_for<backend_type>(halo);  // where the gets land (the halo itself where MPI reaches it)
   }
 
   /// The workspace of (comm, X's row split, k), made collectively on first use
@@ -134,12 +138,12 @@ struct spmm_workspace {
   }
 
   std::unique_ptr<backend_context> context;
-  segment<T> staging[2];
+  window_type staging[2];
   /// Which staging window the next fetching product uses (the same on every rank:
   /// all ranks run the same products in the same order).
   int next_staging = 0;
   halo_type halo;
-  typename halo_type::HostMirror halo_host;
+  decltype(mpi_buffer_for<backend_type>(std::declval<halo_type>())) halo_landing;
 
  private:
   communicator comm_;
@@ -215,6 +219,8 @@ class spmm_plan {
   using backend_context = typename Policy::backend_type::context;
   using mapping_type = typename Policy::mapping_type;
   using rows_block = csr_block<T, memory_space>;
+  /// The windows X is staged in (comm/mpi_memory.hpp decides their memory).
+  using window_type = typename detail::spmm_workspace<T, Policy>::window_type;
 
   /// Inspect A's columns against X's row split (collective).
   spmm_plan(const matrix_type& a, const typename Policy::mapping_type& x_rows, global_index k,
@@ -265,33 +271,37 @@ class spmm_plan {
     const auto k = static_cast<std::size_t>(k_);
     auto& ws = *workspace_;
     ws.reserve_halo(static_cast<std::size_t>(halo_rows_));
-    using host_matrix = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    using window_matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename window_type::memory_space,
+                                       Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     // Stage this rank's X where the others can fetch it: whole (for requesters that read
     // one run from me) and/or the rows each packing requester needs, one block per requester.
-    segment<T>& staging = ws.staging[ws.next_staging];
+    const window_type& staging = ws.staging[ws.next_staging];
     if (anyone_fetches_) ws.next_staging ^= 1;
     if (stage_x_) {
-      const host_matrix staged(staging.local().data(), x.local().extent(0), k);
+      const window_matrix staged(staging.local().data(), x.local().extent(0), k);
       Kokkos::deep_copy(staged, x.local());
     }
-    if (!pack_rows_.empty() && k > 0) pack(x, host_matrix(staging.local().data() + packed_base_, pack_rows_.size(), k));
-    if (anyone_fetches_) ws.context->barrier();
+    if (!pack_rows_.empty() && k > 0) pack(x, window_matrix(staging.local().data() + packed_base_, pack_rows_.size(), k));
+    execution_space exec;
+    if (anyone_fetches_) {
+      fence_before_mpi(exec);
+      ws.context->barrier();
+    }
 
     const Kokkos::View<T**, Kokkos::LayoutRight, memory_space> halo =
         Kokkos::subview(ws.halo, std::make_pair(std::size_t{0}, static_cast<std::size_t>(halo_rows_)), Kokkos::ALL());
-    const auto halo_host = Kokkos::subview(ws.halo_host, std::make_pair(std::size_t{0}, static_cast<std::size_t>(halo_rows_)),
-                                           Kokkos::ALL());
+    const auto landing = Kokkos::subview(ws.halo_landing,
+                                         std::make_pair(std::size_t{0}, static_cast<std::size_t>(halo_rows_)), Kokkos::ALL());
     std::vector<request> pending;
     pending.reserve(runs_.size());
     for (const auto& r : runs_)
-      pending.push_back(ws.context->get_nb(staging, r.owner, r.at,
-                                           std::span<T>(halo_host.data() + static_cast<std::size_t>(r.halo_at) * k,
+      pending.push_back(ws.context->get_nb(staging.segment_handle(), r.owner, r.at,
+                                           std::span<T>(landing.data() + static_cast<std::size_t>(r.halo_at) * k,
                                                         static_cast<std::size_t>(r.count) * k)));
-    execution_space exec;
     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
     if (options_.kernel == spmm_kernel::kokkos_kernels) {
       wait_all(pending);
-      Kokkos::deep_copy(halo, halo_host);
+      copy_from_mpi(halo, landing);
       apply_kokkos_kernels(block, x_local, halo, y);
       close(ws);
       return;
@@ -301,7 +311,7 @@ class spmm_plan {
       kernels::spmm_rows<execution_space, T, memory_space>(exec, interior_rows_, block.row_ptr, block.col_idx,
                                                            block.values, sources_, x_local, halo, y.local(), streaming);
     wait_all(pending);
-    Kokkos::deep_copy(halo, halo_host);
+    copy_from_mpi(halo, landing);
     if (k > 0)
       kernels::spmm_rows<execution_space, T, memory_space>(exec, boundary_rows_, block.row_ptr, block.col_idx,
                                                            block.values, sources_, x_local, halo, y.local(), streaming);
@@ -342,8 +352,8 @@ class spmm_plan {
   }
 
   // Gather the rows requesters asked for into the current staging window, requester after requester.
-  template <class HostMatrix>
-  void pack(const dense_type& x, const HostMatrix& packed) const {
+  template <class WindowMatrix>
+  void pack(const dense_type& x, const WindowMatrix& packed) const {
     const auto k = static_cast<std::size_t>(k_);
     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
     const auto rows = pack_rows_view_;

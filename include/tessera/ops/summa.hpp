@@ -8,6 +8,7 @@
 /// larger than the others (bsgemm keeps a large B stationary instead).
 
 #include "../comm/communicator.hpp"
+#include "../comm/mpi_memory.hpp"
 #include "../comm/request.hpp"
 #include "../comm/segment.hpp"
 #include "../core/error.hpp"
@@ -22,6 +23,7 @@
 #include <algorithm>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -133,12 +135,12 @@ class summa_plan {
     for (int k = 0; k < 2; ++k) {
       a_buf_[k] = Kokkos::View<T*, memory_space>("tessera::summa::a", a_max);
       b_buf_[k] = Kokkos::View<T*, memory_space>("tessera::summa::b", b_max);
-      a_host_[k] = Kokkos::create_mirror_view(a_buf_[k]);
-      b_host_[k] = Kokkos::create_mirror_view(b_buf_[k]);
+      a_landing_[k] = mpi_buffer_for<Backend>(a_buf_[k]);
+      b_landing_[k] = mpi_buffer_for<Backend>(b_buf_[k]);
     }
     context_ = std::make_unique<backend_context>(comm_, typename Backend::options{});
-    a_stage_ = context_->template allocate<T>(a.local().num_elements());
-    b_stage_ = context_->template allocate<T>(b.local().num_elements());
+    a_stage_ = window_type(*context_, a.local().num_elements());
+    b_stage_ = window_type(*context_, b.local().num_elements());
   }
 
   /// C = alpha * A * B + beta * C (collective); C gets the plan's shape.
@@ -167,15 +169,16 @@ class summa_plan {
       }
       Kokkos::deep_copy(tiles.values, host);
     }
-    Kokkos::deep_copy(a_stage_.local_view(), a.local().values);
-    Kokkos::deep_copy(b_stage_.local_view(), b.local().values);
+    Kokkos::deep_copy(a_stage_.local(), a.local().values);
+    Kokkos::deep_copy(b_stage_.local(), b.local().values);
+    fence_before_mpi(ExecutionSpace());
     context_->barrier();
     std::vector<request> in_flight;
     auto start = [&](std::size_t k) {
       for (const auto& g : steps_[k].gets_a)
-        in_flight.push_back(context_->get_nb(a_stage_, g.owner, g.remote, std::span<T>(a_host_[k % 2].data() + g.local, g.count)));
+        in_flight.push_back(context_->get_nb(a_stage_.segment_handle(), g.owner, g.remote, std::span<T>(a_landing_[k % 2].data() + g.local, g.count)));
       for (const auto& g : steps_[k].gets_b)
-        in_flight.push_back(context_->get_nb(b_stage_, g.owner, g.remote, std::span<T>(b_host_[k % 2].data() + g.local, g.count)));
+        in_flight.push_back(context_->get_nb(b_stage_.segment_handle(), g.owner, g.remote, std::span<T>(b_landing_[k % 2].data() + g.local, g.count)));
     };
     if (!steps_.empty()) start(0);
     for (std::size_t k = 0; k < steps_.size(); ++k) {
@@ -183,8 +186,8 @@ class summa_plan {
       in_flight.clear();
       wait_all(current);
       if (k + 1 < steps_.size()) start(k + 1);  // the next step's panels travel while this one multiplies
-      Kokkos::deep_copy(a_buf_[k % 2], a_host_[k % 2]);
-      Kokkos::deep_copy(b_buf_[k % 2], b_host_[k % 2]);
+      copy_from_mpi(a_buf_[k % 2], a_landing_[k % 2]);
+      copy_from_mpi(b_buf_[k % 2], b_landing_[k % 2]);
       const Kokkos::View<const T*, memory_space> ap = a_buf_[k % 2], bp = b_buf_[k % 2];
       kernels::tile_gemms<ExecutionSpace, T, memory_space>(steps_[k].products, alpha, ap, bp, tiles.values);
     }
@@ -220,9 +223,11 @@ class summa_plan {
   std::vector<step> steps_;
   double local_flops_ = 0, flops_ = 0;
   Kokkos::View<T*, memory_space> a_buf_[2], b_buf_[2];
-  typename Kokkos::View<T*, memory_space>::HostMirror a_host_[2], b_host_[2];
+  using window_type = staging_window<T, memory_space, Backend>;
+  // Where the gets land (comm/mpi_memory.hpp): the panels themselves where MPI reaches them.
+  decltype(mpi_buffer_for<Backend>(std::declval<Kokkos::View<T*, memory_space>>())) a_landing_[2], b_landing_[2];
   std::unique_ptr<backend_context> context_;
-  segment<T> a_stage_, b_stage_;
+  window_type a_stage_, b_stage_;
 };
 
 /// C = alpha * A * B by SUMMA (collective); C follows A's rows and B's columns.
