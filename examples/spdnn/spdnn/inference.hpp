@@ -226,30 +226,39 @@ struct inference_result {
 
 namespace detail {
 
-template <class T>
-using host_entries = std::vector<std::tuple<tessera::local_index, std::int64_t, T>>;
-
 /// Activate a dense batch in place; flags(t) = 1 if column t kept a nonzero.
 template <class T, class Policy>
 void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z, Kokkos::View<char*, typename Policy::memory_space> flags,
                     bias_relu_clamp<T> act) {
   using exec = typename Policy::execution_space;
   const auto rows = z.extent(0), width = z.extent(1);
-  // One work item per cache line of columns: each reads its line of every row
-  // (row-major Z: the whole of Z once), and owns its columns' flags, so no races.
-  constexpr std::size_t line = 16;
-  const std::size_t items = (width + line - 1) / line;
+  // Pass 1: one work item per block of rows, walking its rows contiguously (row-major Z: the whole
+  // of Z once, in order), marking the columns each block kept in its own row of `kept`, so no races.
+  // Pass 2: a column lives if any block kept it. (Work items per column line walked every row with
+  // a row-length stride and gained nothing from a rank's second thread.)
+  constexpr std::size_t block = 32;
+  const std::size_t blocks = (rows + block - 1) / block;
+  Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space> kept(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::kept"), blocks, width);
   Kokkos::parallel_for(
-      "spdnn::activate", Kokkos::RangePolicy<exec>(0, items), KOKKOS_LAMBDA(const std::size_t item) {
-        const std::size_t first = item * line, last = first + line < width ? first + line : width;
-        char alive[line] = {};
-        for (std::size_t i = 0; i < rows; ++i)
-          for (std::size_t t = first; t < last; ++t) {
-            const T y = act(z(i, t));
-            z(i, t) = y;
-            alive[t - first] |= y != T(0) ? 1 : 0;
+      "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks), KOKKOS_LAMBDA(const std::size_t b) {
+        char* mark = &kept(b, 0);
+        for (std::size_t t = 0; t < width; ++t) mark[t] = 0;
+        const std::size_t last = (b + 1) * block < rows ? (b + 1) * block : rows;
+        for (std::size_t i = b * block; i < last; ++i) {
+          T* row = &z(i, 0);
+          for (std::size_t t = 0; t < width; ++t) {
+            const T y = act(row[t]);
+            row[t] = y;
+            mark[t] |= y != T(0) ? 1 : 0;
           }
-        for (std::size_t t = first; t < last; ++t) flags(t) = alive[t - first];
+        }
+      });
+  Kokkos::parallel_for(
+      "spdnn::live_columns", Kokkos::RangePolicy<exec>(0, width), KOKKOS_LAMBDA(const std::size_t t) {
+        char alive = 0;
+        for (std::size_t b = 0; b < blocks; ++b) alive |= kept(b, t);
+        flags(t) = alive;
       });
   exec().fence();
 }
@@ -292,16 +301,21 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
     const std::int64_t rows_per_rank = std::max<std::int64_t>(1, p.features.front().num_rows() / p.comm.size());
     std::int64_t batch = s.batch > 0 ? s.batch : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / rows_per_rank);
     batch = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::min(batch, std::max<std::int64_t>(images_here, 1)))));
-    // This rank's entries of Y'(0), bucketed by batch once.
-    const auto y0 = tessera::local_triplets(p.features.front());
-    const auto first_row = p.features.front().mapping().row_begin(p.comm.rank());
-    std::vector<detail::host_entries<T>> by_batch(static_cast<std::size_t>((images_here + batch - 1) / batch));
-    for (std::size_t e = 0; e < y0.size(); ++e)
-      by_batch[static_cast<std::size_t>(y0.cols[e] / batch)].emplace_back(
-          static_cast<tessera::local_index>(y0.rows[e] - first_row), y0.cols[e] % batch, y0.values[e]);
+    // Y'(0) stays where it is (CSR, rows sorted by column, col_map ascending): each batch's columns
+    // are a range of local columns, found in every row by binary search, in the execution space.
+    const auto& y0 = p.features.front();
+    const auto y0_rows = y0.local();
+    const auto y0_col_map = y0.col_map();
+    const auto col_map_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y0_col_map);
+    const auto local_column_at = [&](std::int64_t image) {  // first local column whose image is >= image
+      const auto* first = col_map_host.data();
+      return static_cast<tessera::local_index>(std::lower_bound(first, first + col_map_host.extent(0), image) - first);
+    };
+    const auto batches = static_cast<std::size_t>((images_here + batch - 1) / batch);
     const auto& w_rows = p.layers.front().mapping();
     using dense = tessera::dist_dense<T, Policy>;
-    for (std::size_t b = 0; b < by_batch.size(); ++b) {
+    using exec_space = typename Policy::execution_space;
+    for (std::size_t b = 0; b < batches; ++b) {
       std::int64_t width = batch;
       std::vector<std::int64_t> image_of(static_cast<std::size_t>(width), -1);
       const auto batch_first = static_cast<std::int64_t>(b) * batch;
@@ -309,10 +323,27 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
         image_of[static_cast<std::size_t>(t)] = batch_first + t;
       dense y(p.comm, w_rows, width), z(p.comm, w_rows, width);
       {
-        auto host = Kokkos::create_mirror_view(y.local());
-        Kokkos::deep_copy(host, T(0));
-        for (const auto& [i, t, v] : by_batch[b]) host(static_cast<std::size_t>(i), static_cast<std::size_t>(t)) = v;
-        Kokkos::deep_copy(y.local(), host);
+        const auto to = y.local();
+        const tessera::local_index lo = local_column_at(batch_first), hi = local_column_at(batch_first + batch);
+        const auto row_ptr = y0_rows.row_ptr;
+        const auto col_idx = y0_rows.col_idx;
+        const auto values = y0_rows.values;
+        Kokkos::parallel_for(
+            "spdnn::batch", Kokkos::RangePolicy<exec_space>(0, to.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+              auto e = row_ptr(i), end = row_ptr(i + 1);
+              for (auto count = end - e; count > 0;) {  // lower bound of lo among the row's sorted columns
+                const auto half = count / 2;
+                if (col_idx(e + half) < lo) {
+                  e += half + 1;
+                  count -= half + 1;
+                } else {
+                  count = half;
+                }
+              }
+              for (; e < end && col_idx(e) < hi; ++e)
+                to(i, static_cast<std::size_t>(y0_col_map(col_idx(e)) - batch_first)) = values(e);
+            });
+        exec_space().fence();
       }
       std::int64_t live = width;
       Kokkos::View<char*, typename Policy::memory_space> flags("spdnn::live", static_cast<std::size_t>(width));

@@ -17,6 +17,22 @@
 
 namespace tessera {
 
+namespace detail {
+
+/// view = 0, in the execution space: Kokkos' own zero-initialisation of a host View is one memset on
+/// one thread, which a rank's other threads wait for (and it decides where the pages land).
+template <class ExecSpace, class View>
+void zero_rows(const View& view) {
+  const auto cols = view.extent(1);
+  Kokkos::parallel_for(
+      "tessera::dist_dense::zero", Kokkos::RangePolicy<ExecSpace>(0, view.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        for (std::size_t t = 0; t < cols; ++t) view(i, t) = typename View::value_type{};
+      });
+  ExecSpace().fence();
+}
+
+}  // namespace detail
+
 /// A rows x k dense block, each rank holding whole rows.
 ///
 /// The local part is a row-major (LayoutRight) View in the policy's memory
@@ -105,7 +121,9 @@ class dist_dense {
                       comm_.size());
     });
     const local_extents ext = mapping_.extents(comm_.rank());
-    local_ = view_type("tessera::dist_dense", static_cast<std::size_t>(ext.rows), static_cast<std::size_t>(ext.cols));
+    local_ = view_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::dist_dense"),
+                       static_cast<std::size_t>(ext.rows), static_cast<std::size_t>(ext.cols));
+    detail::zero_rows<execution_space>(local_);
   }
 
   static mapping_type checked_mapping(const communicator& comm, const typename Policy::distribution_type& distribution,
