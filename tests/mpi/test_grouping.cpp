@@ -30,19 +30,17 @@ Kokkos::View<const T*, mem> device(const std::vector<T>& host, const char* label
   return v;
 }
 
-}  // namespace
-
-TEST_CASE("group_and_sort + combine_duplicates: sorted groups, duplicates folded in input order") {
-  // Group sizes on both sides of the insertion-sort limit, columns in random order with many repeats.
-  const local_index groups = 5;
-  const std::vector<int> sizes{0, 7, kernels::insertion_sort_limit + 1, 300, 2000};
-  std::mt19937 rng(7);
+// Groups of the given sizes, columns drawn from [0, distinct_columns), entries shuffled so that no
+// group arrives contiguously; checked against a map of (group, column) -> last input position.
+void check_grouping(const std::vector<int>& sizes, local_index distinct_columns, unsigned seed) {
+  const auto groups = static_cast<local_index>(sizes.size());
+  std::mt19937 rng(seed);
   std::vector<local_index> primary, secondary;
   std::vector<double> values;
   for (local_index g = 0; g < groups; ++g)
     for (int k = 0; k < sizes[static_cast<std::size_t>(g)]; ++k) {
       primary.push_back(g);
-      secondary.push_back(static_cast<local_index>(rng() % 40));
+      secondary.push_back(static_cast<local_index>(rng() % static_cast<unsigned>(distinct_columns)));
       values.push_back(static_cast<double>(primary.size()));  // the input position, 1-based
     }
   // Interleave the groups so that no group arrives contiguously.
@@ -75,6 +73,25 @@ TEST_CASE("group_and_sort + combine_duplicates: sorted groups, duplicates folded
       CHECK(vals(e) == it->second);
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("group_and_sort + combine_duplicates: sorted groups, duplicates folded in input order") {
+  // Group sizes on both sides of the insertion-sort limit, columns in random order with many repeats.
+  check_grouping({0, 7, kernels::insertion_sort_limit + 1, 300, 2000}, 40, 7);
+}
+
+TEST_CASE("group_and_sort on inputs that the host scatter cuts into one chunk per thread") {
+  // ~50,000 entries: several chunks of at least 4096 entries whenever the space has threads, so
+  // chunk boundaries fall inside groups and each group's entries come from several chunks.
+  std::vector<int> sizes(64);
+  for (std::size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int>((g * 977) % 1571);
+  check_grouping(sizes, 300, 11);
+  // Many groups, few entries: the chunks' counters would outgrow the entries, so fewer chunks.
+  std::vector<int> sparse(200000, 0);
+  for (std::size_t g = 0; g < sparse.size(); g += 37) sparse[g] = 3;
+  check_grouping(sparse, 5, 13);
 }
 
 TEST_CASE("build_from_triplets folds duplicates in input order, on every rank count") {

@@ -12,6 +12,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
@@ -36,17 +38,101 @@ struct tagged_key {
     return key < other.key || (key == other.key && origin < other.origin);
   }
 };
+
+/// The host scatter of group_and_sort: a stable counting sort in chunks (see there). Fills ptr
+/// (zero on entry) with the group pointers and tags/vals with the entries, each group in input order.
+template <class ExecSpace, class Key, class Value, class MemorySpace>
+void stable_host_scatter(const ExecSpace& exec, local_index num_groups, const Kokkos::View<const local_index*, MemorySpace>& primary,
+                         const Kokkos::View<const Key*, MemorySpace>& secondary,
+                         const Kokkos::View<const Value*, MemorySpace>& values,
+                         const Kokkos::View<offset_type*, MemorySpace>& ptr, const Kokkos::View<tagged_key<Key>*, MemorySpace>& tags,
+                         const Kokkos::View<Value*, MemorySpace>& vals) {
+  using range = Kokkos::RangePolicy<ExecSpace>;
+  const auto n = static_cast<std::size_t>(primary.extent(0));
+  const auto groups = static_cast<std::size_t>(num_groups);
+  // One chunk per thread, at least 4096 entries each, and counters (chunks x groups) no larger
+  // than the entries (plus a little): a rank with many groups and few entries uses one chunk.
+  std::size_t chunks = std::min<std::size_t>(static_cast<std::size_t>(exec.concurrency()), n / 4096 + 1);
+  while (chunks > 1 && chunks * groups > 2 * n + 65536) --chunks;
+  // first(c, g): entries of chunk c in group g, then the first slot chunk c writes in group g.
+  Kokkos::View<offset_type**, Kokkos::LayoutRight, MemorySpace> first(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_chunk_slots"), chunks, groups);
+  const auto begin_of = [=](std::size_t c) { return n * c / chunks; };
+  Kokkos::parallel_for("tessera::group_count", range(exec, 0, chunks), [=](const std::size_t c) {
+    offset_type* count = &first(c, 0);
+    for (std::size_t g = 0; g < groups; ++g) count[g] = 0;
+    for (std::size_t i = begin_of(c); i < begin_of(c + 1); ++i) ++count[primary(i)];
+  });
+  Kokkos::parallel_for("tessera::group_total", range(exec, 0, groups), [=](const std::size_t g) {
+    offset_type total = 0;
+    for (std::size_t c = 0; c < chunks; ++c) total += first(c, g);
+    ptr(g + 1) = total;
+  });
+  Kokkos::parallel_scan("tessera::group_scan", range(exec, 0, groups + 1),
+                        [=](const std::size_t g, offset_type& partial, const bool final) {
+                          partial += ptr(g);
+                          if (final) ptr(g) = partial;
+                        });
+  Kokkos::parallel_for("tessera::group_slots", range(exec, 0, groups), [=](const std::size_t g) {
+    offset_type slot = ptr(g);
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const offset_type count = first(c, g);
+      first(c, g) = slot;
+      slot += count;
+    }
+  });
+  Kokkos::parallel_for("tessera::group_scatter", range(exec, 0, chunks), [=](const std::size_t c) {
+    offset_type* cursor = &first(c, 0);
+    for (std::size_t i = begin_of(c); i < begin_of(c + 1); ++i) {
+      const offset_type slot = cursor[primary(i)]++;
+      tags(slot) = tagged_key<Key>{secondary(i), static_cast<offset_type>(i)};
+      vals(slot) = values(i);
+    }
+  });
+}
+
+/// The device scatter of group_and_sort: counts and slots by atomics, so each group's order is the
+/// scheduler's (group_and_sort then sorts by input position).
+template <class ExecSpace, class Key, class Value, class MemorySpace>
+void atomic_scatter(const ExecSpace& exec, local_index num_groups, const Kokkos::View<const local_index*, MemorySpace>& primary,
+                    const Kokkos::View<const Key*, MemorySpace>& secondary, const Kokkos::View<const Value*, MemorySpace>& values,
+                    const Kokkos::View<offset_type*, MemorySpace>& ptr, const Kokkos::View<tagged_key<Key>*, MemorySpace>& tags,
+                    const Kokkos::View<Value*, MemorySpace>& vals) {
+  using range = Kokkos::RangePolicy<ExecSpace>;
+  const auto n = static_cast<offset_type>(primary.extent(0));
+  Kokkos::parallel_for("tessera::group_count", range(exec, 0, n), KOKKOS_LAMBDA(const offset_type i) {
+    Kokkos::atomic_fetch_add(&ptr(primary(i) + 1), offset_type{1});
+  });
+  Kokkos::parallel_scan("tessera::group_scan", range(exec, 0, static_cast<offset_type>(num_groups) + 1),
+                        KOKKOS_LAMBDA(const offset_type g, offset_type& partial, const bool final) {
+                          partial += ptr(g);
+                          if (final) ptr(g) = partial;
+                        });
+  Kokkos::View<offset_type*, MemorySpace> cursor(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_cursor"),
+                                                 static_cast<std::size_t>(num_groups));
+  Kokkos::deep_copy(exec, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, static_cast<std::size_t>(num_groups))));
+  Kokkos::parallel_for("tessera::group_scatter", range(exec, 0, n), KOKKOS_LAMBDA(const offset_type i) {
+    const offset_type slot = Kokkos::atomic_fetch_add(&cursor(primary(i)), offset_type{1});
+    tags(slot) = tagged_key<Key>{secondary(i), i};
+    vals(slot) = values(i);
+  });
+}
 }  // namespace detail
 
 /// Counting sort by `primary` (each in [0, num_groups)), then by `secondary` within each group,
 /// entries with equal (primary, secondary) in input order: the same result on every execution
 /// space and thread count, so duplicates are combined in input order everywhere.
 ///
-/// The scatter into groups uses atomics (its order is the scheduler's), so each entry carries its
-/// input position and every group is sorted by (secondary, position): insertion sort for short
-/// groups and for groups already in order (linear: the scatter keeps input order on Serial, and
-/// input that comes sorted stays sorted), heap sort otherwise (n log n, no extra memory, no
-/// recursion, on any device).
+/// The scatter into groups:
+///  - on host spaces, a stable counting sort: the input is cut into one chunk per thread, each
+///    chunk counts its groups and scatters its own entries in order into slots reserved for it
+///    (no atomics, no shared cursors, so it scales with threads; the chunks' counters cost
+///    chunks x groups offsets, and fewer chunks are used when that would exceed the entries);
+///  - on devices, atomics (its order is the scheduler's).
+/// Either way each entry carries its input position and every group is sorted by (secondary,
+/// position): insertion sort for short groups and for groups already in order (linear: the host
+/// scatter keeps input order, and input that comes sorted stays sorted), heap sort otherwise
+/// (n log n, no extra memory, no recursion, on any device).
 template <class ExecSpace, class Key, class Value, class MemorySpace>
 grouped_entries<Key, Value, MemorySpace> group_and_sort(const ExecSpace& exec, local_index num_groups,
                                                         Kokkos::View<const local_index*, MemorySpace> primary,
@@ -64,22 +150,12 @@ grouped_entries<Key, Value, MemorySpace> group_and_sort(const ExecSpace& exec, l
   auto keys = out.keys;
   auto vals = out.values;
 
-  Kokkos::parallel_for("tessera::group_count", range(exec, 0, n), KOKKOS_LAMBDA(const offset_type i) {
-    Kokkos::atomic_fetch_add(&ptr(primary(i) + 1), offset_type{1});
-  });
-  Kokkos::parallel_scan("tessera::group_scan", range(exec, 0, static_cast<offset_type>(num_groups) + 1),
-                        KOKKOS_LAMBDA(const offset_type g, offset_type& partial, const bool final) {
-                          partial += ptr(g);
-                          if (final) ptr(g) = partial;
-                        });
-  Kokkos::View<offset_type*, MemorySpace> cursor(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_cursor"),
-                                                 static_cast<std::size_t>(num_groups));
-  Kokkos::deep_copy(exec, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, static_cast<std::size_t>(num_groups))));
-  Kokkos::parallel_for("tessera::group_scatter", range(exec, 0, n), KOKKOS_LAMBDA(const offset_type i) {
-    const offset_type slot = Kokkos::atomic_fetch_add(&cursor(primary(i)), offset_type{1});
-    tags(slot) = tagged{secondary(i), i};
-    vals(slot) = values(i);
-  });
+  // Two functions, not two branches with kernels: nvcc refuses a device lambda's first capture
+  // inside `if constexpr`.
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible)
+    detail::stable_host_scatter(exec, num_groups, primary, secondary, values, ptr, tags, vals);
+  else
+    detail::atomic_scatter(exec, num_groups, primary, secondary, values, ptr, tags, vals);
   Kokkos::parallel_for("tessera::group_sort", range(exec, 0, num_groups), KOKKOS_LAMBDA(const local_index g) {
     const offset_type begin = ptr(g);
     const auto length = static_cast<std::int64_t>(ptr(g + 1) - begin);
