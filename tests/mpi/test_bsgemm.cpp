@@ -11,10 +11,14 @@ using namespace tessera;
 
 namespace {
 
-template <class B>
-using a_matrix = block_sparse_matrix<double, block_cyclic_2d, B>;
-template <class B>
-using b_matrix = block_sparse_matrix<double, replicated_columns, B>;
+// Node-shared memory is host memory (share_on_node refuses device matrices): the in-place cases
+// build their operands on the host execution space, which is the default one on host builds.
+using host_exec = Kokkos::DefaultHostExecutionSpace;
+
+template <class B, class E = Kokkos::DefaultExecutionSpace>
+using a_matrix = block_sparse_matrix<double, block_cyclic_2d, B, E>;
+template <class B, class E = Kokkos::DefaultExecutionSpace>
+using b_matrix = block_sparse_matrix<double, replicated_columns, B, E>;
 
 // Tile sizes drawn from [lo, hi] (the same on every rank: a fixed seed).
 tiled_range random_tiling(global_index n_tiles, global_index lo, global_index hi, unsigned seed) {
@@ -55,29 +59,29 @@ problem irregular_problem() {
   return {tiled_range::from_sizes(m_sizes), random_tiling(9, 1, 8, 11), random_tiling(8, 2, 9, 12)};
 }
 
-template <class B>
+template <class B, class E = Kokkos::DefaultExecutionSpace>
 struct operands {
-  a_matrix<B> a;
-  b_matrix<B> b;
+  a_matrix<B, E> a;
+  b_matrix<B, E> b;
 };
 
-template <class B>
-operands<B> make_operands(const communicator& comm, const problem& pr, process_grid grid, double density_a,
+template <class B, class E = Kokkos::DefaultExecutionSpace>
+operands<B, E> make_operands(const communicator& comm, const problem& pr, process_grid grid, double density_a,
                           double density_b, std::size_t empty_a_row = static_cast<std::size_t>(-1)) {
   const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, pr.k);
-  auto a = make_block_sparse<double, block_cyclic_2d, B>(comm, a_map, pattern(density_a, 1, empty_a_row),
+  auto a = make_block_sparse<double, block_cyclic_2d, B, E>(comm, a_map, pattern(density_a, 1, empty_a_row),
                                                          [](global_index i, global_index j) { return element(i, j, 1); });
   const auto b_pattern = pattern(density_b, 2);
   const auto owners = bsgemm_column_owners(a.shape(), pattern_shape(pr.k, pr.n, b_pattern), grid.q);
   const auto b_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), pr.k, pr.n, owners);
-  auto b = make_block_sparse<double, replicated_columns, B>(comm, b_map, b_pattern,
+  auto b = make_block_sparse<double, replicated_columns, B, E>(comm, b_map, b_pattern,
                                                             [](global_index i, global_index j) { return element(i, j, 2); });
   return {std::move(a), std::move(b)};
 }
 
 // Dense reference C = alpha * A * B + beta * C0, skipping the products screening skips.
-template <class B>
-std::vector<double> reference(double alpha, const a_matrix<B>& a, const b_matrix<B>& b, double beta,
+template <class AMatrix, class BMatrix>
+std::vector<double> reference(double alpha, const AMatrix& a, const BMatrix& b, double beta,
                               const std::vector<double>& c0, double threshold) {
   const auto ad = gather_dense(a), bd = gather_dense(b);
   const auto m = static_cast<std::size_t>(a.num_rows()), k = static_cast<std::size_t>(a.num_cols()),
@@ -273,10 +277,10 @@ TEST_CASE_TEMPLATE("bsgemm reads a node-shared A in place: no transfer, the same
       for (const auto grid : grids_of(comm.size())) {
         INFO("grid " << grid.p << " x " << grid.q << ", budget " << budget);
         options.memory_bytes = budget;
-        auto [private_a, b] = make_operands<B>(comm, pr, grid, 0.7, 0.6, 3);
+        auto [private_a, b] = make_operands<B, host_exec>(comm, pr, grid, 0.7, 0.6, 3);
         auto a = share_on_node(private_a);
         REQUIRE(is_node_shared(a));
-        bsgemm_plan<double, B> plan(a, b, options);
+        bsgemm_plan<double, B, host_exec> plan(a, b, options);
         auto c = plan.make_c();
         comm.stats().reset();
         plan.apply(1.0, a, b, 0.0, c);
@@ -330,9 +334,9 @@ TEST_CASE("bsgemm reads A in place only when its grid row shares a node (emulate
   for (const int ranks_per_node : {1, 2, 3})  // 3 at 4 ranks: nodes {0, 1, 2} and {3}
     for (const auto grid : grids_of(comm.size())) {
       INFO("grid " << grid.p << " x " << grid.q << ", " << ranks_per_node << " ranks per node");
-      auto [private_a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.7, 0.6);
+      auto [private_a, b] = make_operands<mpi_rma, host_exec>(comm, pr, grid, 0.7, 0.6);
       auto a = share_on_node(private_a, ranks_per_node);
-      bsgemm_plan<double, mpi_rma> plan(a, b);
+      bsgemm_plan<double, mpi_rma, host_exec> plan(a, b);
       auto c = plan.make_c();
       // Ranks that read nothing (a grid row of one) never leave their node.
       const bool expected = grid.q == 1 || grid_rows_on_nodes(grid, ranks_per_node);
@@ -348,7 +352,7 @@ TEST_CASE("share_on_node keeps the matrix, and a new View makes it private again
   const auto& comm = test::world();
   const auto pr = irregular_problem();
   const auto grid = grids_of(comm.size()).back();
-  auto [private_a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.7, 0.6);
+  auto [private_a, b] = make_operands<mpi_rma, host_exec>(comm, pr, grid, 0.7, 0.6);
   auto a = share_on_node(private_a);
   CHECK(is_node_shared(a));
   CHECK_FALSE(is_node_shared(private_a));
