@@ -172,9 +172,10 @@ grouped_entries<Key, Value, MemorySpace> group_and_sort(const ExecSpace& exec, l
 
 namespace detail {
 // The kernels of combine_duplicates that run no user code live in functions not templated on the
-// combine: nvcc refuses an extended lambda in a function one of whose template arguments is a type
-// local to the caller (a combine written as a struct or lambda inside a function). The one kernel
-// that calls the combine is a named functor for the same reason.
+// combine, and the one kernel that calls it is a named functor: the combine's type is never a
+// template argument of a function holding an extended lambda. On CUDA the combine must still be
+// declared at namespace or class scope: a kernel whose template arguments name a type local to a
+// function cannot be launched (docs/gpu.md, "Rules nvcc imposes").
 
 /// How many entries repeat the key before them, over all groups.
 template <class ExecSpace, class Key, class Value, class MemorySpace>

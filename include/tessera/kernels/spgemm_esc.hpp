@@ -33,9 +33,9 @@ struct esc_operands {
 };
 
 namespace detail {
-// The expand-sort-compress kernel is a named functor, not a KOKKOS_LAMBDA: nvcc refuses a type
-// local to a function (a user's semiring declared inside one) as a template argument of a function
-// that holds an extended __host__ __device__ lambda.
+// The expand-sort-compress kernel is a named functor, not a KOKKOS_LAMBDA, so that the semiring's
+// type is never a template argument of a function holding an extended __host__ __device__ lambda.
+// On CUDA the semiring must be declared at namespace or class scope (docs/gpu.md).
 
 /// Row i of the batch (A's row first + i): expands its products at offsets(i), sorts them by
 /// column, folds equal columns with the semiring's add, drops those the mask does not hold, and

@@ -24,10 +24,11 @@
 namespace tessera {
 
 namespace detail {
-// The kernels that run a user's callable are named functors, not KOKKOS_LAMBDAs: nvcc refuses a
-// type local to a function (the closure of a lambda written in main, say) as a template argument
-// of a function that holds an extended __host__ __device__ lambda, so a KOKKOS_LAMBDA here would
-// reject every callable written as a lambda inside a function.
+// The kernels that run a user's callable are named functors, not KOKKOS_LAMBDAs, so that the
+// callable's type is never a template argument of a function holding an extended __host__
+// __device__ lambda. On CUDA the callable must still be declared at namespace or class scope: a
+// kernel whose template arguments name a type local to a function cannot be launched
+// (docs/gpu.md, "Rules nvcc imposes").
 
 /// out(e) = f(in(e)) for every stored value.
 template <class T, class In, class Out, class F>

@@ -389,8 +389,8 @@ local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, con
     const auto cols = b.local().col_idx;
     Kokkos::View<local_index*, mem> translated(
         Kokkos::view_alloc(std::string("tessera::spgemm::b_acc_col"), Kokkos::WithoutInitializing), cols.extent(0));
-    // A host lambda: Gustavson runs on host spaces only, and under nvcc an extended lambda here
-    // would refuse semirings declared inside a function (a local type as template argument).
+    // A host lambda: Gustavson runs on host spaces only, so no extended lambda (and none of nvcc's
+    // rules for them) is needed here.
     Kokkos::parallel_for(
         "tessera::spgemm::translate", Kokkos::RangePolicy<exec>(0, cols.extent(0)),
         [=](const std::size_t e) { translated(e) = table(cols(e)); });
