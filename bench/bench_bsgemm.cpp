@@ -23,13 +23,18 @@ namespace {
 
 using namespace tessera;
 
+// share_on_node's precondition: node-shared memory is host memory. Where the default execution space
+// is a device (a CUDA build), A stays private and --a-memory shared is refused.
+constexpr bool a_can_be_node_shared =
+    std::is_same_v<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>;
+
 struct options : bench::synthetic_options {
   double memory_mb = 1024;
   bool contract = true;
   bool synthetic = true;
   bsgemm_tile_kernel tile_kernel = bsgemm_tile_kernel::automatic;
   std::string backend = "rma";
-  bool shared_a = true;  // A in node-shared memory (share_on_node): read in place on one node
+  bool shared_a = a_can_be_node_shared;  // A in node-shared memory (share_on_node): read in place on one node
 };
 
 [[noreturn]] void usage(int code) {
@@ -66,6 +71,11 @@ options parse(int argc, char** argv) {
     else if (arg == "--a-memory") {
       const std::string m = value();
       if (m != "shared" && m != "private") usage(2);
+      if (m == "shared" && !a_can_be_node_shared) {
+        fmt::print(stderr, "bench_bsgemm: --a-memory shared needs a host default execution space "
+                           "(node-shared memory is host memory)\n");
+        std::exit(2);
+      }
       o.shared_a = m == "shared";
     }
     else if (arg == "--help" || arg == "-h") usage(0);
@@ -112,7 +122,10 @@ template <class Backend>
 void measure(const communicator& comm, const options& opt, const std::string& problem,
              const block_sparse_matrix<double, block_cyclic_2d, Backend>& private_a,
              const block_sparse_matrix<double, replicated_columns, Backend>& b) {
-  const auto a = opt.shared_a ? share_on_node(private_a) : private_a;
+  const auto a = [&] {
+    if constexpr (a_can_be_node_shared) return opt.shared_a ? share_on_node(private_a) : private_a;
+    else return private_a;
+  }();
   const bsgemm_options bo{.memory_bytes = static_cast<std::size_t>(opt.memory_mb * 1024 * 1024),
                           .screening_threshold = 0.0,
                           .tile_kernel = opt.tile_kernel};

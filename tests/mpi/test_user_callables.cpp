@@ -46,7 +46,12 @@ void require_raised_everywhere(Operation&& operation) {
   CHECK(comm.sum(1) == comm.size());
 }
 
-// A semiring (plus-times) whose multiply throws on the failing rank.
+}  // namespace
+
+// A semiring (plus-times) whose multiply throws on the failing rank. Outside the unnamed namespace:
+// only the templates below use it, and where they are not instantiated nvcc warns (#177-D) that the
+// members of an internal-linkage class are never referenced.
+namespace user_callables_test {
 struct throwing_semiring {
   int me = 0;
   double add(const double& a, const double& b) const { return a + b; }
@@ -55,6 +60,11 @@ struct throwing_semiring {
     return a * b;
   }
 };
+}  // namespace user_callables_test
+
+namespace {
+
+using user_callables_test::throwing_semiring;
 
 // Every rank has rows, and every row has entries, at 1-4 ranks.
 dist_matrix<double, P> operand(std::uint64_t seed) {
