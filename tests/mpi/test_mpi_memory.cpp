@@ -17,8 +17,8 @@ static_assert(mpi_reaches<Kokkos::HostSpace, mpi_rma> && mpi_reaches<Kokkos::Hos
                   mpi_reaches<Kokkos::HostSpace, progress_rank>,
               "MPI reaches host memory through every backend");
 static_assert(std::is_same_v<mpi_memory_space<host_space, aggregator>, host_space>);
-static_assert(declares_device_memory_transfers<mpi_rma>(), "mpi_rma hands buffers straight to MPI");
-static_assert(!declares_device_memory_transfers<aggregator>() && !declares_device_memory_transfers<progress_rank>(),
+static_assert(transfers_device_memory<mpi_rma>, "mpi_rma hands buffers straight to MPI");
+static_assert(!transfers_device_memory<aggregator> && !transfers_device_memory<progress_rank>,
               "the aggregator and progress ranks copy requests through host memory");
 static_assert(!staging_window<double, Kokkos::HostSpace, mpi_rma>::exposes_device_memory);
 

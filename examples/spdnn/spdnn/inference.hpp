@@ -226,20 +226,29 @@ struct inference_result {
 
 namespace detail {
 
-/// Activate a dense batch in place; flags(t) = 1 if column t kept a nonzero.
+/// Rows per block of activate_dense's first pass.
+inline constexpr std::size_t activation_block = 32;
+
+/// activate_dense's scratch for a batch of `rows` x `width`: one row of column marks per row block.
+template <class Policy>
+Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space> activation_marks(std::size_t rows, std::size_t width) {
+  return Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::marks"), (rows + activation_block - 1) / activation_block, width);
+}
+
+/// Activate a dense batch in place; flags(t) = 1 if column t kept a nonzero. `kept` is scratch from
+/// activation_marks (made once per batch width, not per layer).
 template <class T, class Policy>
 void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z, Kokkos::View<char*, typename Policy::memory_space> flags,
-                    bias_relu_clamp<T> act) {
+                    const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept, bias_relu_clamp<T> act) {
   using exec = typename Policy::execution_space;
   const auto rows = z.extent(0), width = z.extent(1);
   // Pass 1: one work item per block of rows, walking its rows contiguously (row-major Z: the whole
   // of Z once, in order), marking the columns each block kept in its own row of `kept`, so no races.
   // Pass 2: a column lives if any block kept it. (Work items per column line walked every row with
   // a row-length stride and gained nothing from a rank's second thread.)
-  constexpr std::size_t block = 32;
-  const std::size_t blocks = (rows + block - 1) / block;
-  Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space> kept(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::kept"), blocks, width);
+  constexpr std::size_t block = activation_block;
+  const std::size_t blocks = kept.extent(0);
   Kokkos::parallel_for(
       "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks), KOKKOS_LAMBDA(const std::size_t b) {
         char* mark = &kept(b, 0);
@@ -347,9 +356,10 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
       }
       std::int64_t live = width;
       Kokkos::View<char*, typename Policy::memory_space> flags("spdnn::live", static_cast<std::size_t>(width));
+      auto marks = detail::activation_marks<Policy>(y.local().extent(0), static_cast<std::size_t>(width));
       for (std::size_t l = 0; l < p.layers.size() && live > 0; ++l) {
         tessera::spmm(p.layers[l], y, z);
-        detail::activate_dense<T, Policy>(z.local(), flags, act);
+        detail::activate_dense<T, Policy>(z.local(), flags, marks, act);
         auto host_flags = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, flags);
         std::vector<char> alive(host_flags.data(), host_flags.data() + host_flags.extent(0));
         if (p.comm.size() > 1) {  // a column lives if any rank's neurons kept a nonzero
@@ -387,6 +397,7 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
         y = compact;
         z = dense(p.comm, w_rows, new_width);
         flags = Kokkos::View<char*, typename Policy::memory_space>("spdnn::live", static_cast<std::size_t>(new_width));
+        marks = detail::activation_marks<Policy>(y.local().extent(0), static_cast<std::size_t>(new_width));
         image_of = std::move(new_image);
         width = new_width;
         if (l + 1 == p.layers.size())

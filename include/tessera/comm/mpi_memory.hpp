@@ -17,11 +17,11 @@
 ///    `copy_from_mpi(view, buffer)` after MPI wrote a buffer (a copy only when the buffer is a mirror).
 /// On host execution spaces every one of these is the plain host path: no copies are added.
 
+#include "../concepts/backend.hpp"
 #include "segment.hpp"
 
 #include <Kokkos_Core.hpp>
 
-#include <concepts>
 #include <cstddef>
 #include <span>
 #include <type_traits>
@@ -36,23 +36,12 @@ namespace tessera {
 /// True in a build that hands device pointers to MPI (TESSERA_DEVICE_AWARE_MPI).
 inline constexpr bool device_aware_mpi = TESSERA_DEVICE_AWARE_MPI != 0;
 
-/// Optional backend declaration: `static constexpr bool device_memory_transfers = true;` says that
-/// the backend's context passes local buffers and windows to MPI calls without touching them on the
-/// host, so a device-aware MPI may be given device memory.
-template <class Backend>
-consteval bool declares_device_memory_transfers() {
-  if constexpr (requires { { Backend::device_memory_transfers } -> std::convertible_to<bool>; })
-    return Backend::device_memory_transfers;
-  else
-    return false;
-}
-
 /// Whether MPI, through Backend, may read and write memory of MemorySpace directly: host-accessible
 /// memory always; device memory in a device-aware build with a backend that allows it.
 template <class MemorySpace, class Backend>
 inline constexpr bool mpi_reaches =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible ||
-    (device_aware_mpi && declares_device_memory_transfers<Backend>());
+    (device_aware_mpi && transfers_device_memory<Backend>);
 
 /// The memory space of the windows and buffers MPI uses for data that lives in MemorySpace.
 template <class MemorySpace, class Backend>

@@ -86,4 +86,17 @@ consteval bool declares_passive_target() {
 template <class B>
 inline constexpr bool is_passive_target = declares_passive_target<B>();
 
+/// Optional: a backend whose context passes local buffers and windows to MPI calls without touching
+/// them on the host declares `static constexpr bool device_memory_transfers = true;`. A device-aware
+/// MPI build may then give it device memory (comm/mpi_memory.hpp decides).
+template <class B>
+consteval bool declares_device_memory_transfers() {
+  if constexpr (requires { { B::device_memory_transfers } -> std::convertible_to<bool>; })
+    return B::device_memory_transfers;
+  else
+    return false;
+}
+template <class B>
+inline constexpr bool transfers_device_memory = declares_device_memory_transfers<B>();
+
 }  // namespace tessera
