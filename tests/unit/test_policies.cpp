@@ -1,11 +1,13 @@
 // Policies, concepts and the row_block mapping, checked without communication.
 #include "test_support.hpp"
 
-namespace {
 using namespace tessera;
 
 // A user-written distribution: everything on rank 0. It satisfies the concept
 // without touching tessera's code, so it works with build_from_triplets.
+// A named namespace, not an unnamed one: nvcc warns (#177-D) about members of
+// an internal-linkage type that only concepts look at.
+namespace user_policies {
 struct all_on_root {
   static constexpr std::string_view name() { return "all_on_root"; }
   struct mapping {
@@ -22,7 +24,8 @@ struct all_on_root {
   };
   mapping make_mapping(int p, global_index m, global_index n) const { return {p, m, n}; }
 };
-}  // namespace
+}  // namespace user_policies
+using user_policies::all_on_root;
 
 static_assert(distribution_policy<row_block>);
 static_assert(rebalancing_distribution<row_block>);
