@@ -13,8 +13,6 @@
 // With --backend progress, launch one more rank per node (the progress rank).
 #include "support/bench_common.hpp"
 
-#include <tessera/generators/detail/counter_rng.hpp>
-
 #include <mpi.h>
 
 namespace {
@@ -68,8 +66,15 @@ struct target {
   int rank;
   std::uint32_t slot;
 };
+// splitmix64: a random word that is a pure function of (seed, rank, u), so runs repeat exactly.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
 target pick(const options& o, int me, int p, std::size_t u) {
-  const auto w = tessera::detail::random_word(o.seed, static_cast<std::uint64_t>(me), u);
+  const auto w = mix(mix(mix(o.seed) ^ static_cast<std::uint64_t>(me)) ^ u);
   return {static_cast<int>(w % static_cast<std::uint64_t>(p)), static_cast<std::uint32_t>((w >> 20) % o.table)};
 }
 

@@ -216,7 +216,7 @@ int run(const options& o, const tessera::communicator& world) {
   int failures = 0;
   if (!o.truth.empty()) {
     const auto t = spdnn::read_tsv(world, o.truth, spdnn::truth_layout(problem.total_images));
-    auto truth = tessera::detail::gather_vector(world, t.first, 0, true);
+    auto truth = world.allgather_concatenated(t.first);
     std::sort(truth.begin(), truth.end());
     const bool same = truth == result.categories;
     if (world.rank() == 0)

@@ -1,7 +1,10 @@
 // A downstream program on the public API only: a distribution of its own (row blocks dealt to the
 // ranks in reverse order, so rank order is not row order) in CSC storage runs spgemm, transpose and
-// spmm, and every result must equal row_block x csr's. Prints the Kokkos it was built with.
+// spmm, and every result must equal row_block x csr's. The installed conformance suite runs on a
+// backend context, as a user's own test would run it on their backend. Prints the Kokkos it was
+// built with.
 #include <tessera/tessera.hpp>
+#include <tessera/testing/backend_conformance.hpp>
 
 #include <string_view>
 
@@ -64,10 +67,12 @@ int main(int argc, char** argv) {
   const auto y_ref = tessera::spmm(A, x).gather_to_root();
   const auto y = tessera::spmm(B, z).gather_to_root();
   const bool vectors = comm.max(comm.rank() == 0 && *y != *y_ref ? 1 : 0) == 0;
+  tessera::aggregator::context backend(comm);
+  tessera::testing::check_backend(backend);  // throws on every rank if a check fails
   const tessera::offset_type expected = 5 * 64 - 4 * 8;
   if (comm.rank() == 0)
     fmt::print("downstream: {} x {}, {} nonzeros; reversed_blocks x csc equal to row_block x csr: spgemm {}, "
-               "transpose {}, spmm {}; KOKKOS_VERSION={}\n",
+               "transpose {}, spmm {}; backend conformance passed; KOKKOS_VERSION={}\n",
                A.num_rows(), A.num_cols(), A.global_nnz(), products, transposes, vectors, KOKKOS_VERSION);
   return A.global_nnz() == expected && B.global_nnz() == expected && products && transposes && vectors ? 0 : 1;
 }

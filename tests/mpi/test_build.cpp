@@ -11,9 +11,9 @@ namespace {
 template <class T>
 triplets<T> all_triplets(const triplets<T>& mine) {
   triplets<T> all;
-  all.rows = detail::gather_vector(test::world(), mine.rows, 0, true);
-  all.cols = detail::gather_vector(test::world(), mine.cols, 0, true);
-  all.values = detail::gather_vector(test::world(), mine.values, 0, true);
+  all.rows = test::world().allgather_concatenated(mine.rows);
+  all.cols = test::world().allgather_concatenated(mine.cols);
+  all.values = test::world().allgather_concatenated(mine.values);
   return all;
 }
 

@@ -159,7 +159,7 @@ TEST_CASE("the challenge's files written by the generator read back to the same 
     }
   const auto truth = spdnn::read_tsv(world, fmt::format("{}/neuron{}-l{}-categories.tsv", dir, neurons, layers),
                                      {1, images, 1, "image"});
-  auto all = detail::gather_vector(world, truth.first, 0, true);
+  auto all = world.allgather_concatenated(truth.first);
   std::sort(all.begin(), all.end());
   CHECK(all == expected);
 }

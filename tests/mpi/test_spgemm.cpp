@@ -205,7 +205,7 @@ static void check_gustavson_kernel(bool table) {
   using mem = Kokkos::HostSpace;
   auto view_of = [](auto&& values, const char* label) {
     using V = typename std::decay_t<decltype(values)>::value_type;
-    return detail::to_view<V, mem>(std::vector<V>(values.begin(), values.end()), label);
+    return to_view<V, mem>(std::vector<V>(values.begin(), values.end()), label);
   };
   kernels::gustavson_operands<double, mem> op;
   op.a_ptr = view_of(std::vector<offset_type>{0, 2, 2, 5}, "a_ptr");  // row 1 empty

@@ -88,7 +88,7 @@ TEST_CASE("a category listed twice in the truth file is a file error at its seco
   require_parse_error([&] { (void)spdnn::read_tsv(comm(), path, spdnn::truth_layout(40)); }, path + ":5:",
                       "image 7 is listed twice (first on line 2)");
   const auto fine = fuzz::write_case("truth-once.tsv", "3\n7\n\n12\n30\n");
-  CHECK(tessera::detail::gather_vector(comm(), spdnn::read_tsv(comm(), fine, spdnn::truth_layout(40)).first, 0, true) ==
+  CHECK(comm().allgather_concatenated(spdnn::read_tsv(comm(), fine, spdnn::truth_layout(40)).first) ==
         std::vector<std::int64_t>{2, 6, 11, 29});
 }
 
@@ -250,10 +250,10 @@ TEST_CASE("fuzz: mutated TSV files give the reference's entries or its error wit
       const auto got = spdnn::read_tsv(comm(), path, layouts[which]);
       INFO("reference: " << (v.ok ? std::string("accept") : v.why) << " at line " << v.line);
       REQUIRE(v.ok);
-      const auto first = tessera::detail::gather_vector(comm(), got.first, 0, true);
+      const auto first = comm().allgather_concatenated(got.first);
       REQUIRE(first.size() == want.size());
-      const auto second = tessera::detail::gather_vector(comm(), got.second, 0, true);
-      const auto value = tessera::detail::gather_vector(comm(), got.value, 0, true);
+      const auto second = comm().allgather_concatenated(got.second);
+      const auto value = comm().allgather_concatenated(got.value);
       for (std::size_t e = 0; e < want.size(); ++e) {
         REQUIRE(first[e] == want[e].first);
         if (layouts[which].fields >= 2) REQUIRE(second[e] == want[e].second);

@@ -4,13 +4,14 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include <tessera/environment.hpp>
+#include "test_support.hpp"
 
 #include <cstdio>
 
 int main(int argc, char** argv) try {
   // TESSERA_PROGRESS_RANKS / TESSERA_RANKS_PER_NODE select the progress-rank layouts.
   tessera::environment env(argc, argv, tessera::environment_options::from_environment_variables());
+  tessera::test::running_environment() = &env;
   int failures = 0;
   {
     doctest::Context context(argc, argv);

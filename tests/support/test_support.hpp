@@ -12,13 +12,18 @@
 
 namespace tessera::test {
 
-/// The world communicator of the running test program.
-/// (Only the compute ranks when the environment split off progress ranks.)
-inline const communicator& world() {
-  static const communicator comm = communicator::duplicate(
-      detail::active_progress_runtime() ? detail::active_progress_runtime()->compute_comm() : MPI_COMM_WORLD);
-  return comm;
+/// The environment the test main started (mpi_doctest_main.cpp sets it before any test runs).
+inline const environment*& running_environment() {
+  static const environment* env = nullptr;
+  return env;
 }
+
+/// The world communicator of the running test program: only the compute ranks when the
+/// environment split off progress ranks.
+inline const communicator& world() { return running_environment()->world(); }
+
+/// Whether progress ranks serve this test program (the .progress runs).
+inline bool progress_ranks_running() { return running_environment()->has_progress_ranks(); }
 
 /// True in the .progress runs (TESSERA_PROGRESS_RANKS set, as from_environment_variables reads it).
 /// Progress-rank test cases are skipped, visibly, elsewhere:

@@ -383,7 +383,7 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
             new_image[keep.size()] = image_of[t];
             keep.push_back(static_cast<std::int64_t>(t));
           }
-        const auto keep_view = tessera::detail::to_view<std::int64_t, typename Policy::memory_space>(keep, "spdnn::keep");
+        const auto keep_view = tessera::to_view<std::int64_t, typename Policy::memory_space>(keep, "spdnn::keep");
         dense compact(p.comm, w_rows, new_width);
         const auto from = y.local();
         const auto to = compact.local();
@@ -408,7 +408,7 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
   }
   result.seconds = world.max(seconds());
   // Model parallelism finds each category on every rank that holds one of its neurons: deduplicate.
-  auto all = tessera::detail::gather_vector(world, live_images, 0, true);
+  auto all = world.allgather_concatenated(live_images);
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
   result.categories = std::move(all);

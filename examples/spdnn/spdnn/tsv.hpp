@@ -191,8 +191,8 @@ inline tsv_columns read_tsv(const tessera::communicator& comm, const std::string
     // A repeated index is an error, reported at its second line. The ids are
     // gathered to rank 0: a one-field file (a list of categories) is small next to the others.
     for (auto& l : entry_lines) l += first_line;
-    const auto ids = tessera::detail::gather_vector(comm, out.first, 0, false);
-    const auto at = tessera::detail::gather_vector(comm, entry_lines, 0, false);
+    const auto ids = comm.gather_concatenated(out.first, 0);
+    const auto at = comm.gather_concatenated(entry_lines, 0);
     comm.collectively([&] {
       if (comm.rank() != 0) return;
       std::vector<std::size_t> order(ids.size());

@@ -7,8 +7,8 @@
 #include "buckets.hpp"
 #include "communicator.hpp"
 #include "conveyor.hpp"
-#include "detail/context_base.hpp"
 #include "detail/remote_op.hpp"
+#include "one_sided_api.hpp"
 #include "personalised_exchange.hpp"
 
 #include <cstring>
@@ -59,7 +59,7 @@ struct aggregator_segment_state final : segment_state {
 }  // namespace detail
 
 /// Per-communicator state of the aggregator backend. Collective to make.
-class aggregator::context : public detail::context_base<aggregator::context> {
+class aggregator::context : public one_sided_api<aggregator::context> {
  public:
   explicit context(const communicator& comm, aggregator::options options = {})
       : comm_(comm), messages_(std::make_unique<conveyor>(comm, options.messaging)) {
@@ -91,30 +91,30 @@ class aggregator::context : public detail::context_base<aggregator::context> {
     return segment<T>(std::move(state));
   }
 
-  request start_get(const detail::segment_state& s, int rank, const strided_region& r, std::byte* local,
+  request start_get(const segment_state& s, int rank, const strided_region& r, std::byte* local,
                     std::size_t local_stride) {
-    auto h = detail::make_header(detail::remote_kind::get, s, rank, r, detail::scalar_code::opaque);
+    auto h = detail::make_header(detail::remote_kind::get, s, rank, r, scalar_code::opaque);
     return send_with_reply(h, rank, {}, local, local_stride);
   }
 
-  request start_put(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
+  request start_put(const segment_state& s, int rank, const strided_region& r, const std::byte* local,
                     std::size_t local_stride) {
-    auto h = detail::make_header(detail::remote_kind::put, s, rank, r, detail::scalar_code::opaque);
+    auto h = detail::make_header(detail::remote_kind::put, s, rank, r, scalar_code::opaque);
     send_payload(h, rank, local, local_stride);
     return {};  // the data is in a conveyor buffer: locally complete
   }
 
-  request start_accumulate(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
-                           std::size_t local_stride, detail::scalar_code scalar) {
+  request start_accumulate(const segment_state& s, int rank, const strided_region& r, const std::byte* local,
+                           std::size_t local_stride, scalar_code scalar) {
     auto h = detail::make_header(detail::remote_kind::accumulate, s, rank, r, scalar);
     send_payload(h, rank, local, local_stride);
     return {};
   }
 
-  request start_fetch_add(const detail::segment_state& s, int rank, std::size_t offset, std::int64_t value,
+  request start_fetch_add(const segment_state& s, int rank, std::size_t offset, std::int64_t value,
                           std::int64_t* old) {
     auto h = detail::make_header(detail::remote_kind::fetch_add, s, rank, strided_region::contiguous(offset, 1),
-                                 detail::scalar_code::i64);
+                                 scalar_code::i64);
     return send_with_reply(h, rank, std::as_bytes(std::span<const std::int64_t, 1>(&value, 1)),
                            reinterpret_cast<std::byte*>(old), 1);
   }
@@ -151,7 +151,7 @@ class aggregator::context : public detail::context_base<aggregator::context> {
     std::shared_ptr<bool> done;
   };
 
-  struct reply_request final : detail::request_state {
+  struct reply_request final : request_state {
     conveyor* transport;
     std::shared_ptr<bool> done;
     reply_request(conveyor* t, std::shared_ptr<bool> d) : transport(t), done(std::move(d)) {}
@@ -192,7 +192,7 @@ class aggregator::context : public detail::context_base<aggregator::context> {
       return;
     }
     staging_.resize(bytes);
-    detail::pack_local(local, h.region(), local_stride, h.element_size, staging_.data());
+    pack_strided(local, h.region(), local_stride, h.element_size, staging_.data());
     messages_->send(rank, request_channel_, as_bytes(h), staging_);
   }
 
@@ -241,7 +241,7 @@ class aggregator::context : public detail::context_base<aggregator::context> {
     TESSERA_REQUIRE(it != pending_.end(), internal, "aggregator: reply to unknown request {}", id);
     auto& p = it->second;
     if (p.local != nullptr)
-      detail::unpack_local(p.local, p.region, p.local_stride, p.element_size, bytes.data() + sizeof id);
+      unpack_strided(p.local, p.region, p.local_stride, p.element_size, bytes.data() + sizeof id);
     *p.done = true;
     pending_.erase(it);
   }
@@ -253,8 +253,8 @@ class aggregator::context : public detail::context_base<aggregator::context> {
   int hook_ = -1;
   std::uint32_t next_id_ = 0;
   std::uint64_t next_request_ = 1;
-  std::shared_ptr<std::map<std::uint32_t, detail::segment_state*>> registry_ =
-      std::make_shared<std::map<std::uint32_t, detail::segment_state*>>();
+  std::shared_ptr<std::map<std::uint32_t, segment_state*>> registry_ =
+      std::make_shared<std::map<std::uint32_t, segment_state*>>();
   std::unordered_map<std::uint64_t, pending> pending_;
   std::set<int> dirty_;
   std::vector<std::byte> staging_;

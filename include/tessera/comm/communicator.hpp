@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "../core/error.hpp"
+#include "../core/typed_cache.hpp"
 #include "counters.hpp"
 #include "mpi_check.hpp"
 #include "mpi_datatype.hpp"
@@ -55,6 +56,11 @@ class communicator {
 
   /// Traffic counters of this rank (shared by all copies of this communicator).
   [[nodiscard]] comm_stats& stats() const noexcept { return state_->stats; }
+
+  /// What operations on this communicator share between calls (the windows and buffers of
+  /// SpMM and SpGEMM workspaces), kept by type and shared by all copies of this communicator.
+  /// Entries that hold this communicator must be held here by weak_ptr, or they keep it alive.
+  [[nodiscard]] typed_cache& shared_resources() const noexcept { return state_->resources; }
 
   void barrier() const {
     collective([&] { TESSERA_MPI(MPI_Barrier(get())); }, [&](MPI_Request* r) { TESSERA_MPI(MPI_Ibarrier(get(), r)); });
@@ -116,6 +122,17 @@ class communicator {
     collective([&] { TESSERA_MPI(MPI_Allgather(&value, 1, type, result.data(), 1, type, get())); },
                [&](MPI_Request* r) { TESSERA_MPI(MPI_Iallgather(&value, 1, type, result.data(), 1, type, get(), r)); });
     return result;
+  }
+
+  /// Every rank's `mine`, concatenated in rank order, on every rank (ranks may give different lengths).
+  template <class T>
+  [[nodiscard]] std::vector<T> allgather_concatenated(const std::vector<T>& mine) const {
+    return concatenate(mine, -1);
+  }
+  /// Every rank's `mine`, concatenated in rank order, on `root`; empty on the other ranks.
+  template <class T>
+  [[nodiscard]] std::vector<T> gather_concatenated(const std::vector<T>& mine, int root) const {
+    return concatenate(mine, root);
   }
 
   /// Broadcast a vector (its size too) from `root`.
@@ -199,6 +216,7 @@ class communicator {
     int rank = 0;
     int size = 1;
     comm_stats stats;
+    typed_cache resources;
     std::vector<std::pair<int, std::function<void()>>> progress_hooks;
     int next_hook_key = 0;
     ~state() {
@@ -212,6 +230,34 @@ class communicator {
     state_->comm = owned;
     TESSERA_MPI(MPI_Comm_rank(owned, &state_->rank));
     TESSERA_MPI(MPI_Comm_size(owned, &state_->size));
+  }
+
+  // The concatenation of every rank's vector, on `root` (root < 0: on every rank).
+  template <class T>
+  std::vector<T> concatenate(const std::vector<T>& mine, int root) const {
+    require_int_count(mine.size(), "gather");
+    const auto counts = allgather(static_cast<int>(mine.size()));
+    std::vector<int> displs(counts.size(), 0);
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      displs[r] = static_cast<int>(total);
+      total += static_cast<std::size_t>(counts[r]);
+      require_int_count(total, "gather");
+    }
+    std::vector<T> all(root < 0 || rank() == root ? total : 0);
+    const auto type = mpi_datatype<T>();
+    const int n = static_cast<int>(mine.size());
+    if (root < 0)
+      collective([&] { TESSERA_MPI(MPI_Allgatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, get())); },
+                 [&](MPI_Request* r) {
+                   TESSERA_MPI(MPI_Iallgatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, get(), r));
+                 });
+    else
+      collective([&] { TESSERA_MPI(MPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, root, get())); },
+                 [&](MPI_Request* r) {
+                   TESSERA_MPI(MPI_Igatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, root, get(), r));
+                 });
+    return all;
   }
 
   // Run a collective blocking, or non-blocking while serving the progress hooks.

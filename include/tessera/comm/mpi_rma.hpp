@@ -9,10 +9,10 @@
 #include "buckets.hpp"
 #include "communicator.hpp"
 #include "conveyor.hpp"
-#include "detail/context_base.hpp"
 #include "mpi_check.hpp"
 #include "mpi_datatype.hpp"
 #include "mpi_memory.hpp"
+#include "one_sided_api.hpp"
 #include "personalised_exchange.hpp"
 
 #include <memory>
@@ -110,7 +110,7 @@ struct mpi_rma {
 };
 
 /// Per-communicator state of mpi_rma: its windows and its conveyor. Collective to make.
-class mpi_rma::context : public detail::context_base<mpi_rma::context> {
+class mpi_rma::context : public one_sided_api<mpi_rma::context> {
  public:
   explicit context(const communicator& comm, mpi_rma::options options = {})
       : comm_(comm), messages_(std::make_unique<conveyor>(comm, options.messaging)) {}
@@ -148,21 +148,21 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
     return finish<T>(std::move(state));
   }
 
-  request start_get(const detail::segment_state& s, int rank, const strided_region& r, std::byte* local,
+  request start_get(const segment_state& s, int rank, const strided_region& r, std::byte* local,
                     std::size_t local_stride) {
-    return transfer(detail::remote_kind::get, s, rank, r, local, local_stride, detail::scalar_code::opaque);
+    return transfer(detail::remote_kind::get, s, rank, r, local, local_stride, scalar_code::opaque);
   }
-  request start_put(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
+  request start_put(const segment_state& s, int rank, const strided_region& r, const std::byte* local,
                     std::size_t local_stride) {
     return transfer(detail::remote_kind::put, s, rank, r, const_cast<std::byte*>(local), local_stride,
-                    detail::scalar_code::opaque);
+                    scalar_code::opaque);
   }
-  request start_accumulate(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
-                           std::size_t local_stride, detail::scalar_code scalar) {
+  request start_accumulate(const segment_state& s, int rank, const strided_region& r, const std::byte* local,
+                           std::size_t local_stride, scalar_code scalar) {
     return transfer(detail::remote_kind::accumulate, s, rank, r, const_cast<std::byte*>(local), local_stride, scalar);
   }
 
-  request start_fetch_add(const detail::segment_state& s, int rank, std::size_t offset, std::int64_t value,
+  request start_fetch_add(const segment_state& s, int rank, std::size_t offset, std::int64_t value,
                           std::int64_t* old) {
     auto& w = window(s);
     if (local_only()) {
@@ -194,7 +194,7 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
   }
 
  private:
-  struct owning_request final : detail::request_state {
+  struct owning_request final : request_state {
     owning_request(std::unique_ptr<detail::mpi_request_state> r, std::unique_ptr<std::int64_t> v)
         : inner(std::move(r)), addend(std::move(v)) {}
     bool test() override { return inner->test(); }
@@ -206,8 +206,8 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
   [[nodiscard]] bool local_only() const noexcept { return comm_.size() == 1 && !device_aware_mpi; }
 
   // One request-based MPI call, with derived datatypes on both sides (so a strided region is one call).
-  request transfer(detail::remote_kind kind, const detail::segment_state& s, int rank, const strided_region& r,
-                   std::byte* local, std::size_t local_stride, detail::scalar_code scalar) {
+  request transfer(detail::remote_kind kind, const segment_state& s, int rank, const strided_region& r,
+                   std::byte* local, std::size_t local_stride, scalar_code scalar) {
     auto& w = window(s);
     if (local_only()) return apply_locally(kind, w, r, local, local_stride, scalar);
     detail::scoped_datatype origin(w.element_type, r, local_stride), target(w.element_type, r, r.stride);
@@ -224,14 +224,14 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
   }
 
   request apply_locally(detail::remote_kind kind, detail::rma_segment_state& w, const strided_region& r,
-                        std::byte* local, std::size_t local_stride, detail::scalar_code scalar) {
+                        std::byte* local, std::size_t local_stride, scalar_code scalar) {
     const auto h = detail::make_header(kind, w, 0, r, scalar);
     staging_.resize(r.elements() * w.element_size);
     if (kind == detail::remote_kind::get) {
       detail::pack_region(w.local_base, h.region(), w.element_size, staging_.data());
-      detail::unpack_local(local, r, local_stride, w.element_size, staging_.data());
+      unpack_strided(local, r, local_stride, w.element_size, staging_.data());
     } else {
-      detail::pack_local(local, r, local_stride, w.element_size, staging_.data());
+      pack_strided(local, r, local_stride, w.element_size, staging_.data());
       detail::apply_write(h, w.local_base, staging_.data());
     }
     return {};
@@ -262,7 +262,7 @@ class mpi_rma::context : public detail::context_base<mpi_rma::context> {
     return segment<T>(std::move(state));
   }
 
-  detail::rma_segment_state& window(const detail::segment_state& s) {
+  detail::rma_segment_state& window(const segment_state& s) {
     auto* w = dynamic_cast<const detail::rma_segment_state*>(&s);
     TESSERA_REQUIRE(w != nullptr, invalid_argument, "mpi_rma: segment {} was not made by an mpi_rma context", s.id);
     return const_cast<detail::rma_segment_state&>(*w);

@@ -11,9 +11,9 @@
 #include "buckets.hpp"
 #include "communicator.hpp"
 #include "conveyor.hpp"
-#include "detail/context_base.hpp"
 #include "detail/progress_runtime.hpp"
 #include "detail/remote_op.hpp"
+#include "one_sided_api.hpp"
 #include "personalised_exchange.hpp"
 
 #include <atomic>
@@ -80,7 +80,7 @@ struct private_segment_state final : segment_state {
 }  // namespace detail
 
 /// Per-communicator state of progress_rank. Collective over the environment's compute ranks.
-class progress_rank::context : public detail::context_base<progress_rank::context> {
+class progress_rank::context : public one_sided_api<progress_rank::context> {
  public:
   explicit context(const communicator& comm, progress_rank::options options = {})
       : comm_(comm),
@@ -144,7 +144,7 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
     return seg;
   }
 
-  request start_get(const detail::segment_state& s, int rank, const strided_region& r, std::byte* local,
+  request start_get(const segment_state& s, int rank, const strided_region& r, std::byte* local,
                     std::size_t local_stride) {
     if (const std::byte* base = direct_base(s, rank)) {
       if (local_stride == r.block_length) {
@@ -152,11 +152,11 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
       } else {
         staging_.resize(r.elements() * s.element_size);
         detail::pack_region(base, r, s.element_size, staging_.data());
-        detail::unpack_local(local, r, local_stride, s.element_size, staging_.data());
+        unpack_strided(local, r, local_stride, s.element_size, staging_.data());
       }
       return {};
     }
-    auto h = detail::make_header(detail::remote_kind::get, s, rank, r, detail::scalar_code::opaque);
+    auto h = detail::make_header(detail::remote_kind::get, s, rank, r, scalar_code::opaque);
     auto pending = std::make_unique<reply_state>();
     pending->region = r;
     pending->local = local;
@@ -171,23 +171,23 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
     return request(std::move(pending));
   }
 
-  request start_put(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
+  request start_put(const segment_state& s, int rank, const strided_region& r, const std::byte* local,
                     std::size_t local_stride) {
-    return write(detail::remote_kind::put, s, rank, r, local, local_stride, detail::scalar_code::opaque);
+    return write(detail::remote_kind::put, s, rank, r, local, local_stride, scalar_code::opaque);
   }
-  request start_accumulate(const detail::segment_state& s, int rank, const strided_region& r, const std::byte* local,
-                           std::size_t local_stride, detail::scalar_code scalar) {
+  request start_accumulate(const segment_state& s, int rank, const strided_region& r, const std::byte* local,
+                           std::size_t local_stride, scalar_code scalar) {
     return write(detail::remote_kind::accumulate, s, rank, r, local, local_stride, scalar);
   }
 
-  request start_fetch_add(const detail::segment_state& s, int rank, std::size_t offset, std::int64_t value,
+  request start_fetch_add(const segment_state& s, int rank, std::size_t offset, std::int64_t value,
                           std::int64_t* old) {
     if (std::byte* base = direct_base(s, rank)) {
       *old = detail::fetch_add_at(base, offset, value);
       return {};
     }
     auto h = detail::make_header(detail::remote_kind::fetch_add, s, rank, strided_region::contiguous(offset, 1),
-                                 detail::scalar_code::i64);
+                                 scalar_code::i64);
     auto pending = std::make_unique<reply_state>();
     post_request(h, rank, std::as_bytes(std::span<const std::int64_t, 1>(&value, 1)),
                  reinterpret_cast<std::byte*>(old), sizeof(std::int64_t), pending->handle);
@@ -224,7 +224,7 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
   }
 
  private:
-  struct reply_state final : detail::request_state {
+  struct reply_state final : request_state {
     MPI_Request handle = MPI_REQUEST_NULL;
     std::vector<std::byte> staging;
     std::byte* local = nullptr;
@@ -242,12 +242,12 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
       finish();
     }
     void finish() {
-      if (!staging.empty()) detail::unpack_local(local, region, local_stride, element_size, staging.data());
+      if (!staging.empty()) unpack_strided(local, region, local_stride, element_size, staging.data());
       staging.clear();
     }
   };
 
-  struct send_state final : detail::request_state {
+  struct send_state final : request_state {
     MPI_Request handle = MPI_REQUEST_NULL;
     std::vector<std::byte> packed;  ///< keeps a strided payload alive until sent
     bool test() override {
@@ -279,28 +279,28 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
 
   /// Where `rank`'s part of the segment is, if this process can load and store it directly
   /// (the same node, or a one-rank context); null if it goes through a server.
-  std::byte* direct_base(const detail::segment_state& s, int rank) const {
+  std::byte* direct_base(const segment_state& s, int rank) const {
     if (runtime_ == nullptr) return s.local_base;
     if (!runtime_->on_my_node(rank)) return nullptr;
     return shared(s).node_bases[static_cast<std::size_t>(runtime_->node_rank_of(rank))];
   }
 
-  static const detail::shared_segment_state& shared(const detail::segment_state& s) {
+  static const detail::shared_segment_state& shared(const segment_state& s) {
     auto* w = dynamic_cast<const detail::shared_segment_state*>(&s);
     TESSERA_REQUIRE(w != nullptr, invalid_argument, "progress_rank: segment {} was not made by a progress_rank context",
                     s.id);
     return *w;
   }
 
-  request write(detail::remote_kind kind, const detail::segment_state& s, int rank, const strided_region& r,
-                const std::byte* local, std::size_t local_stride, detail::scalar_code scalar) {
+  request write(detail::remote_kind kind, const segment_state& s, int rank, const strided_region& r,
+                const std::byte* local, std::size_t local_stride, scalar_code scalar) {
     const std::size_t bytes = r.elements() * s.element_size;
     const bool packed_already = r.count == 1 || local_stride == r.block_length;
     if (std::byte* base = direct_base(s, rank)) {
       const std::byte* in = local;
       if (!packed_already) {
         staging_.resize(bytes);
-        detail::pack_local(local, r, local_stride, s.element_size, staging_.data());
+        pack_strided(local, r, local_stride, s.element_size, staging_.data());
         in = staging_.data();
       }
       auto h = detail::make_header(kind, s, rank, r, scalar);
@@ -313,7 +313,7 @@ class progress_rank::context : public detail::context_base<progress_rank::contex
     const std::byte* payload = local;
     if (!packed_already) {
       sending->packed.resize(bytes);
-      detail::pack_local(local, r, local_stride, s.element_size, sending->packed.data());
+      pack_strided(local, r, local_stride, s.element_size, sending->packed.data());
       payload = sending->packed.data();
     }
     const int server = runtime_->server_of(rank);

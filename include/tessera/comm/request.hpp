@@ -7,8 +7,8 @@
 
 namespace tessera {
 
-namespace detail {
-/// What a backend implements for one kind of pending operation.
+/// What a backend implements for one kind of pending operation (for backend
+/// authors: a primitive returns `request(std::make_unique<my_state>(...))`).
 struct request_state {
   virtual ~request_state() = default;
   /// Drive progress once; true when the operation is locally complete.
@@ -19,7 +19,6 @@ struct request_state {
     }
   }
 };
-}  // namespace detail
 
 /// Handle of a non-blocking get, put, accumulate or fetch_add.
 ///
@@ -31,7 +30,7 @@ struct request_state {
 class request {
  public:
   request() = default;
-  explicit request(std::unique_ptr<detail::request_state> state) : state_(std::move(state)) {}
+  explicit request(std::unique_ptr<request_state> state) : state_(std::move(state)) {}
   request(request&&) noexcept = default;
   request& operator=(request&& other) noexcept {
     if (this != &other) {
@@ -64,7 +63,7 @@ class request {
       // A destructor cannot report it; the next collective operation will.
     }
   }
-  std::unique_ptr<detail::request_state> state_;
+  std::unique_ptr<request_state> state_;
 };
 
 /// Wait for every request in a range.

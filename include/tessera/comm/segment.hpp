@@ -37,11 +37,9 @@ struct strided_region {
   }
 };
 
-namespace detail {
-
-/// What every backend knows of a registered segment; backends derive to hold
-/// their resources (an MPI window, a shared-memory window), released by the
-/// derived destructor.
+/// What every backend knows of a registered segment (for backend authors: a
+/// context's allocate/expose make one, derived to hold the backend's resources,
+/// an MPI window or a shared-memory window, released by the derived destructor).
 struct segment_state {
   virtual ~segment_state() = default;
   std::uint32_t id = 0;
@@ -50,6 +48,8 @@ struct segment_state {
   std::vector<std::size_t> extents;  ///< elements exposed by each rank
   int rank = 0;                      ///< this rank in the segment's communicator
 };
+
+namespace detail {
 
 /// Throw unless `region` fits in `rank`'s part of the segment.
 inline void check_region(const segment_state& s, int rank, const strided_region& region, const char* operation) {
@@ -94,7 +94,7 @@ class segment {
   using host_view = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   segment() = default;
-  explicit segment(std::shared_ptr<detail::segment_state> state) : state_(std::move(state)) {}
+  explicit segment(std::shared_ptr<segment_state> state) : state_(std::move(state)) {}
 
   [[nodiscard]] bool valid() const noexcept { return static_cast<bool>(state_); }
   /// This rank's elements: the memory remote ranks read and write.
@@ -110,10 +110,10 @@ class segment {
   [[nodiscard]] std::uint32_t id() const noexcept { return state_->id; }
 
   /// For backends: the shared registration record.
-  [[nodiscard]] detail::segment_state& state() const noexcept { return *state_; }
+  [[nodiscard]] segment_state& state() const noexcept { return *state_; }
 
  private:
-  std::shared_ptr<detail::segment_state> state_;
+  std::shared_ptr<segment_state> state_;
 };
 
 }  // namespace tessera

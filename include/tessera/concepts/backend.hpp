@@ -3,6 +3,12 @@
 /// The requirements of a communication backend (docs/communication.md has the
 /// completion semantics of each operation).
 ///
+/// Two levels. `one_sided_primitives` is what a researcher implements: a handful of
+/// start_* operations on checked regions, completion, and registration. Deriving the context
+/// from `tessera::one_sided_api<context>` (comm/one_sided_api.hpp) builds the full API that
+/// `backend_context` states and the algorithms call; every built-in backend is made that way.
+/// tessera/testing/backend_conformance.hpp checks a backend against the semantics.
+///
 /// A backend is a tag type naming its transport. Its `context`, made
 /// collectively from a communicator, holds the runtime state (windows,
 /// buffers, progress ranks) and offers:
@@ -19,6 +25,7 @@
 #include "../comm/communicator.hpp"
 #include "../comm/conveyor.hpp"
 #include "../comm/request.hpp"
+#include "../comm/scalar_code.hpp"
 #include "../comm/segment.hpp"
 
 #include <concepts>
@@ -30,7 +37,37 @@
 
 namespace tessera {
 
-/// What a backend's context must offer (checked with double and int64 elements).
+/// The primitives a backend's context implements when it derives from one_sided_api
+/// (checked with double elements). Each receives a region already checked against the target's
+/// segment and a local buffer `local_stride` elements per block, and returns a request whose
+/// completion is local (docs/communication.md):
+///  - start_get / start_put: copy the region's blocks from / to `rank`'s part of the segment;
+///  - start_accumulate: add them element-wise (`scalar` says the element type), atomically per
+///    element with respect to other accumulates and fetch_adds;
+///  - start_fetch_add: atomic 64-bit add at `offset`, writing the previous value to `*old`;
+///  - flush(rank), flush_all(): remote completion; barrier(): collective, everything visible;
+///  - allocate<T>(n), expose(span): collective registration, returning segment<T> over a
+///    backend-derived segment_state; messages(): the conveyor behind mailboxes.
+template <class C>
+concept one_sided_primitives =
+    requires(C& ctx, const segment_state& state, const strided_region& region, std::span<double> memory, int rank,
+             std::size_t offset, std::byte* into, const std::byte* from, std::size_t local_stride, scalar_code scalar,
+             std::int64_t value, std::int64_t* old) {
+      { std::as_const(ctx).comm() } -> std::same_as<const communicator&>;
+      { ctx.template allocate<double>(offset) } -> std::same_as<segment<double>>;
+      { ctx.expose(memory) } -> std::same_as<segment<double>>;
+      { ctx.start_get(state, rank, region, into, local_stride) } -> std::same_as<request>;
+      { ctx.start_put(state, rank, region, from, local_stride) } -> std::same_as<request>;
+      { ctx.start_accumulate(state, rank, region, from, local_stride, scalar) } -> std::same_as<request>;
+      { ctx.start_fetch_add(state, rank, offset, value, old) } -> std::same_as<request>;
+      ctx.flush(rank);
+      ctx.flush_all();
+      ctx.barrier();
+      { ctx.messages() } -> std::same_as<conveyor&>;
+    };
+
+/// What a backend's context must offer (checked with double and int64 elements): what the
+/// algorithms call. one_sided_api<context> provides it over one_sided_primitives.
 template <class C>
 concept backend_context = requires(C& ctx, const segment<double>& values, const segment<std::int64_t>& counters,
                                    std::span<double> into, std::span<const double> from, const strided_region& region,

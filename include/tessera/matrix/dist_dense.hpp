@@ -94,7 +94,7 @@ class dist_dense {
   [[nodiscard]] std::optional<std::vector<T>> gather_to_root(int root = 0) const {
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, local_);
     std::vector<T> mine(host.data(), host.data() + host.size());
-    auto all = detail::gather_vector(comm_, mine, root, false);
+    auto all = comm_.gather_concatenated(mine, root);
     if constexpr (contiguous_row_mapping<mapping_type>) {
       // Ranks in order hold rows in order: the concatenation is the block.
       if (comm_.rank() != root) return std::nullopt;
@@ -102,7 +102,7 @@ class dist_dense {
     } else {
       std::vector<global_index> my_rows(host.extent(0));
       for (std::size_t i = 0; i < my_rows.size(); ++i) my_rows[i] = global_row(static_cast<global_index>(i));
-      const auto rows = detail::gather_vector(comm_, my_rows, root, false);
+      const auto rows = comm_.gather_concatenated(my_rows, root);
       if (comm_.rank() != root) return std::nullopt;
       const auto k = static_cast<std::size_t>(num_vectors());
       std::vector<T> placed(all.size());

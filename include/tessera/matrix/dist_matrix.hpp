@@ -5,6 +5,7 @@
 #include "../comm/communicator.hpp"
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
+#include "../core/typed_cache.hpp"
 #include "../policy.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -81,9 +82,9 @@ class dist_matrix {
   /// Local column -> global column, on the policy's memory space.
   [[nodiscard]] const col_map_type& col_map() const noexcept { return col_map_; }
 
-  /// Plans of operations on this matrix's structure (SpMM's halo plan, ...),
+  /// Plans of operations on this matrix's structure (SpMM's halo plan, ...), kept by type and
   /// shared by copies, so repeated products reuse their inspector.
-  [[nodiscard]] std::map<std::string, std::shared_ptr<void>>& plan_cache() const { return *plans_; }
+  [[nodiscard]] typed_cache& plan_cache() const { return *plans_; }
 
   /// Global index of local row `li` of this rank.
   [[nodiscard]] global_index global_row(global_index li) const noexcept {
@@ -109,8 +110,7 @@ class dist_matrix {
   local_block_type local_;
   col_map_type col_map_;
   offset_type global_nnz_ = 0;
-  std::shared_ptr<std::map<std::string, std::shared_ptr<void>>> plans_ =
-      std::make_shared<std::map<std::string, std::shared_ptr<void>>>();
+  std::shared_ptr<typed_cache> plans_ = std::make_shared<typed_cache>();
 };
 
 }  // namespace tessera

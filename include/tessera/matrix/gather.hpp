@@ -4,7 +4,6 @@
 /// Meant for tests and small matrices: the gathered matrix is whole on a rank.
 
 #include "../comm/communicator.hpp"
-#include "../comm/mpi_check.hpp"
 #include "dist_matrix.hpp"
 #include "host_csr.hpp"
 #include "local_triplets.hpp"
@@ -16,36 +15,17 @@
 namespace tessera {
 
 namespace detail {
-template <class U>
-std::vector<U> gather_vector(const communicator& comm, const std::vector<U>& mine, int root, bool to_all) {
-  communicator::require_int_count(mine.size(), "gather");
-  const int n = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(comm.size())), displs(static_cast<std::size_t>(comm.size()));
-  TESSERA_MPI(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm.get()));
-  std::size_t total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    displs[r] = static_cast<int>(total);
-    total += static_cast<std::size_t>(counts[r]);
-  }
-  communicator::require_int_count(total, "gather");
-  std::vector<U> all(to_all || comm.rank() == root ? total : 0);
-  if (to_all)
-    TESSERA_MPI(MPI_Allgatherv(mine.data(), n, mpi_datatype<U>(), all.data(), counts.data(), displs.data(),
-                               mpi_datatype<U>(), comm.get()));
-  else
-    TESSERA_MPI(MPI_Gatherv(mine.data(), n, mpi_datatype<U>(), all.data(), counts.data(), displs.data(),
-                            mpi_datatype<U>(), root, comm.get()));
-  return all;
-}
-
 template <class T, class Policy>
 std::optional<host_csr<T>> gather(const dist_matrix<T, Policy>& a, int root, bool to_all) {
   const auto& comm = a.comm();
   const auto mine = comm.collectively([&] { return local_triplets(a); });
   triplets<T> all;
-  all.rows = gather_vector(comm, mine.rows, root, to_all);
-  all.cols = gather_vector(comm, mine.cols, root, to_all);
-  all.values = gather_vector(comm, mine.values, root, to_all);
+  auto collect = [&](const auto& part) {
+    return to_all ? comm.allgather_concatenated(part) : comm.gather_concatenated(part, root);
+  };
+  all.rows = collect(mine.rows);
+  all.cols = collect(mine.cols);
+  all.values = collect(mine.values);
   if (!to_all && comm.rank() != root) return std::nullopt;
   return host_csr<T>::from_triplets(a.num_rows(), a.num_cols(), all);
 }

@@ -26,7 +26,7 @@
 #include "../matrix/convert.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../storage/csr.hpp"
-#include "detail/device_copy.hpp"
+#include "../matrix/to_view.hpp"
 #include "detail/operand_checks.hpp"
 #include "semiring.hpp"
 
@@ -116,22 +116,21 @@ struct spgemm_workspace {
     allocated = true;
   }
 
-  /// The workspace of `comm`, made collectively on first use; B's plan cache keeps it alive, so
-  /// every B on a communicator shares one (collective: every rank asks with the same B).
+  /// The workspace of B's communicator, made collectively on first use; B's plan cache keeps it
+  /// alive and the communicator knows it (weakly: the workspace holds the communicator), so every
+  /// B on a communicator shares one (collective: every rank asks with the same B).
   template <class Matrix>
   static std::shared_ptr<spgemm_workspace> of(const Matrix& b) {
-    static std::map<std::string, std::weak_ptr<spgemm_workspace>> registry;
-    // The handle identifies the communicator while a workspace (holding it) is alive.
-    const std::string key = fmt::format("{}/{}/{}", static_cast<long long>(MPI_Comm_c2f(b.comm().get())),
-                                        Policy::backend_type::name(), sizeof(T));
-    auto& held = b.plan_cache()["spgemm/workspace"];
-    if (held) return std::static_pointer_cast<spgemm_workspace>(held);
-    auto live = registry[key].lock();
+    auto& held = b.plan_cache().template entries<std::shared_ptr<spgemm_workspace>>();
+    if (!held.empty()) return held.front();
+    auto& known = b.comm().shared_resources().template entries<std::weak_ptr<spgemm_workspace>>();
+    std::erase_if(known, [](const auto& w) { return w.expired(); });
+    std::shared_ptr<spgemm_workspace> live = known.empty() ? nullptr : known.front().lock();
     if (!live) {
       live = std::make_shared<spgemm_workspace>(b.comm());
-      registry[key] = live;
+      known.push_back(live);
     }
-    held = live;
+    held.push_back(live);
     return live;
   }
 

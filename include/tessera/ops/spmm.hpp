@@ -20,7 +20,7 @@
 #include "../matrix/dist_matrix.hpp"
 #include "../storage/as_compressed_rows.hpp"
 #include "../storage/csr.hpp"
-#include "detail/device_copy.hpp"
+#include "../matrix/to_view.hpp"
 #include "detail/operand_checks.hpp"
 #include "detail/structure_fingerprint.hpp"
 
@@ -118,22 +118,22 @@ struct spmm_workspace {
     halo_landing = mpi_buffer_for<backend_type>(halo);  // where the gets land (the halo itself where MPI reaches it)
   }
 
-  /// The workspace of (comm, X's row split, k), made collectively on first use
-  /// and freed with the last plan that holds it.
+  /// The workspace of (comm, X's row split, k), made collectively on first use and freed with
+  /// the last plan that holds it. The communicator keeps it by type (weakly: the workspace holds
+  /// the communicator); every rank asks for the same one together, so all find it or all make it.
   template <class Mapping>
   static std::shared_ptr<spmm_workspace> shared(const communicator& comm, const Mapping& x_rows, global_index k) {
-    static std::map<std::string, std::weak_ptr<spmm_workspace>> registry;
-    // The handle identifies the communicator (a workspace keeps its communicator alive, so the
-    // handle is not reused while the entry is live); MPI_Comm_c2f makes it printable portably.
-    std::string key = fmt::format("{}/{}/{}", static_cast<long long>(MPI_Comm_c2f(comm.get())), k,
-                                  Policy::backend_type::name());
     // The windows depend on every rank's row count only (not on which rows it holds).
-    for (int r = 0; r < comm.size(); ++r) key += fmt::format(",{}", x_rows.extents(r).rows);
-    // Every rank of comm asks for the same key together, so all find it alive or all make it.
-    if (auto live = registry[key].lock()) return live;
+    std::vector<global_index> row_counts(static_cast<std::size_t>(comm.size()));
+    for (int r = 0; r < comm.size(); ++r) row_counts[static_cast<std::size_t>(r)] = x_rows.extents(r).rows;
+    auto& known = comm.shared_resources().template entries<std::weak_ptr<spmm_workspace>>();
+    std::erase_if(known, [](const auto& w) { return w.expired(); });
+    for (const auto& w : known)
+      if (auto live = w.lock(); live->k_ == static_cast<std::size_t>(k) && live->row_counts_ == row_counts) return live;
     auto made = std::make_shared<spmm_workspace>(comm, static_cast<std::size_t>(x_rows.extents(comm.rank()).rows),
                                                  static_cast<std::size_t>(k));
-    registry[key] = made;
+    made->row_counts_ = std::move(row_counts);
+    known.push_back(made);
     return made;
   }
 
@@ -148,6 +148,7 @@ struct spmm_workspace {
  private:
   communicator comm_;
   std::size_t k_;
+  std::vector<global_index> row_counts_;  ///< every rank's rows of X: what the windows were sized for
   std::size_t capacity_;  ///< elements of each staging window on this rank
   bool halo_made_ = false;
 };
@@ -243,7 +244,7 @@ class spmm_plan {
     if (anyone_fetches_) plan_packing(my_rows);  // no exchange (and no traffic) when nobody fetches
     workspace_ = detail::spmm_workspace<T, Policy>::shared(comm_, x_rows, k_);
     workspace_->reserve_staging(packed_base_ + pack_rows_.size() * static_cast<std::size_t>(k_));
-    pack_rows_view_ = detail::to_view<local_index, memory_space>(pack_rows_, "tessera::spmm::pack_rows");
+    pack_rows_view_ = to_view<local_index, memory_space>(pack_rows_, "tessera::spmm::pack_rows");
   }
 
   /// Y = A * X (collective). A must have the structure the plan was made for (its values may
@@ -327,6 +328,12 @@ class spmm_plan {
   [[nodiscard]] global_index num_vectors() const noexcept { return k_; }
   /// The row split of X the plan was made for.
   [[nodiscard]] const mapping_type& x_rows() const noexcept { return x_rows_; }
+  [[nodiscard]] const spmm_options& options() const noexcept { return options_; }
+  /// Whether this plan is the one for an X split by `x_rows` with `k` columns, under `options`.
+  [[nodiscard]] bool fits(const mapping_type& x_rows, global_index k, const spmm_options& options) const {
+    return k == k_ && options.kernel == options_.kernel &&
+           options.streaming_store_bytes == options_.streaming_store_bytes && x_rows == x_rows_;
+  }
 
  private:
   // With a passive-target backend the double-buffered staging orders the next overwrite (see
@@ -523,8 +530,8 @@ class spmm_plan {
       for (offset_type e = row_ptr(r); e < row_ptr(r + 1) && !remote; ++e) remote = local_flag(col_idx(e)) == 0;
       (remote ? boundary : interior).push_back(r);
     }
-    interior_rows_ = detail::to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
-    boundary_rows_ = detail::to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
+    interior_rows_ = to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
+    boundary_rows_ = to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
     rows_ = block.num_rows();
     structure_ = detail::structure_fingerprint<3>(block.row_ptr, block.col_idx, a_col_map);
   }
@@ -553,16 +560,11 @@ class spmm_plan {
 template <matrix_value T, matrix_policy Policy>
 spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x,
                                     spmm_options options = {}) {
-  const std::string key = fmt::format("spmm/{}/{}/{}/{}", x.num_vectors(), Policy::backend_type::name(),
-                                      static_cast<int>(options.kernel), options.streaming_store_bytes);
   // The plans of every split of X used with this width and options: alternating between two
   // splits of X reuses both plans instead of re-inspecting A at every call.
-  using plans = std::vector<std::shared_ptr<spmm_plan<T, Policy>>>;
-  auto& slot = a.plan_cache()[key];
-  if (!slot) slot = std::make_shared<plans>();
-  auto& made = *static_cast<plans*>(slot.get());
+  auto& made = a.plan_cache().template entries<std::shared_ptr<spmm_plan<T, Policy>>>();
   for (const auto& plan : made)
-    if (plan->x_rows() == x.mapping()) return *plan;
+    if (plan->fits(x.mapping(), x.num_vectors(), options)) return *plan;
   // No plan for this split on any rank (every rank holds the same splits): make one, collectively.
   a.comm().collectively([&] { detail::require_same_ranks("spmm", a.comm(), x.comm(), "X"); });
   made.push_back(std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors(), options));

@@ -77,7 +77,7 @@ class summa_plan {
           coords.push_back(static_cast<std::int64_t>(tj));
         }
     }
-    const auto all = detail::gather_vector(comm_, coords, 0, true);
+    const auto all = comm_.allgather_concatenated(coords);
     std::vector<tile_norm> c_tiles;
     for (std::size_t k = 0; k + 1 < all.size(); k += 2) c_tiles.push_back({all[k], all[k + 1], 0.0});
     c_shape_ = block_sparse_shape(a.row_tiles(), b.col_tiles(), std::move(c_tiles));

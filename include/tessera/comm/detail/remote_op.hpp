@@ -5,6 +5,7 @@
 /// with messages (aggregator, progress_rank), so both do it the same way.
 
 #include "../../core/error.hpp"
+#include "../scalar_code.hpp"
 #include "../segment.hpp"
 
 #include <atomic>
@@ -14,24 +15,6 @@
 #include <type_traits>
 
 namespace tessera::detail {
-
-/// The element types accumulate and fetch_add understand on the wire.
-enum class scalar_code : std::uint8_t { opaque = 0, i32, i64, u32, u64, f32, f64 };
-
-template <class T>
-[[nodiscard]] constexpr scalar_code scalar_code_of() noexcept {
-  if constexpr (std::is_same_v<T, std::int32_t>) return scalar_code::i32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return scalar_code::i64;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return scalar_code::u32;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return scalar_code::u64;
-  else if constexpr (std::is_same_v<T, float>) return scalar_code::f32;
-  else if constexpr (std::is_same_v<T, double>) return scalar_code::f64;
-  else return scalar_code::opaque;
-}
-
-/// True for the element types accumulate (sum) supports on every backend.
-template <class T>
-inline constexpr bool accumulable = scalar_code_of<T>() != scalar_code::opaque;
 
 enum class remote_kind : std::uint8_t { get = 1, put, accumulate, fetch_add, flush, reply };
 

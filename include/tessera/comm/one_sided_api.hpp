@@ -1,13 +1,28 @@
 #pragma once
 /// @file
-/// The public one-sided API of every backend context, written once over the
-/// few primitives each backend implements (CRTP): argument checks, blocking
-/// forms, contiguous forms and View registration live here.
+/// one_sided_api<Context>: the public one-sided API of a backend context (everything
+/// `backend_context` asks for), written once over the few primitives a backend implements
+/// (`one_sided_primitives`). It adds the argument checks (a target rank outside the
+/// communicator, a region beyond the target's segment, overlapping strides, a short local
+/// buffer: each an error that names what was wrong), the blocking and contiguous forms, and
+/// View registration. Every built-in backend derives from it; so can a researcher's:
+///
+/// @code
+/// class my_backend::context : public tessera::one_sided_api<my_backend::context> {
+///  public:
+///    // comm(), allocate<T>(n), expose(span), messages(), flush(rank), flush_all(), barrier(),
+///    // and start_get / start_put / start_accumulate / start_fetch_add: see one_sided_primitives.
+/// };
+/// @endcode
+///
+/// tessera/testing/backend_conformance.hpp checks the result.
 
-#include "../../core/error.hpp"
-#include "../request.hpp"
-#include "../segment.hpp"
-#include "remote_op.hpp"
+#include "../concepts/backend.hpp"
+#include "../core/error.hpp"
+#include "detail/remote_op.hpp"
+#include "request.hpp"
+#include "scalar_code.hpp"
+#include "segment.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -15,18 +30,12 @@
 #include <span>
 #include <type_traits>
 
-namespace tessera::detail {
+namespace tessera {
 
-/// Derived implements:
-///   segment<T> allocate<T>(n)                     collective
-///   segment<T> expose<T>(std::span<T>)            collective
-///   request start_get(const segment_state&, int rank, strided_region, std::byte* local, std::size_t local_stride_bytes)
-///   request start_put(... const std::byte* local ...)
-///   request start_accumulate(... scalar_code ...)
-///   request start_fetch_add(const segment_state&, int rank, std::size_t offset, std::int64_t value, std::int64_t* old)
-///   void flush(int rank), void flush_all(), void barrier()
+/// The full one-sided API over `Derived`'s primitives (CRTP: `class context : public
+/// one_sided_api<context>`). The primitives see only checked, non-empty regions.
 template <class Derived>
-class context_base {
+class one_sided_api {
  public:
   /// Register a contiguous, host-accessible Kokkos View (collective).
   ///
@@ -51,8 +60,8 @@ class context_base {
   [[nodiscard]] request get_strided_nb(const segment<T>& seg, int rank, const strided_region& region,
                                        std::span<T> into, std::size_t local_stride = 0) {
     local_stride = local_stride == 0 ? region.block_length : local_stride;
-    check_region(seg.state(), rank, region, "get");
-    check_local(into.size(), region, local_stride, "get");
+    detail::check_region(seg.state(), rank, region, "get");
+    detail::check_local(into.size(), region, local_stride, "get");
     if (region.elements() == 0) return {};
     return self().start_get(seg.state(), rank, region, reinterpret_cast<std::byte*>(into.data()), local_stride);
   }
@@ -76,8 +85,8 @@ class context_base {
   [[nodiscard]] request put_strided_nb(const segment<T>& seg, int rank, const strided_region& region,
                                        std::span<const T> from, std::size_t local_stride = 0) {
     local_stride = local_stride == 0 ? region.block_length : local_stride;
-    check_region(seg.state(), rank, region, "put");
-    check_local(from.size(), region, local_stride, "put");
+    detail::check_region(seg.state(), rank, region, "put");
+    detail::check_local(from.size(), region, local_stride, "put");
     if (region.elements() == 0) return {};
     return self().start_put(seg.state(), rank, region, reinterpret_cast<const std::byte*>(from.data()), local_stride);
   }
@@ -103,8 +112,8 @@ class context_base {
                                               std::span<const T> from, std::size_t local_stride = 0) {
     static_assert(accumulable<T>, "tessera: accumulate needs int32/int64/uint32/uint64/float/double elements");
     local_stride = local_stride == 0 ? region.block_length : local_stride;
-    check_region(seg.state(), rank, region, "accumulate");
-    check_local(from.size(), region, local_stride, "accumulate");
+    detail::check_region(seg.state(), rank, region, "accumulate");
+    detail::check_local(from.size(), region, local_stride, "accumulate");
     if (region.elements() == 0) return {};
     return self().start_accumulate(seg.state(), rank, region, reinterpret_cast<const std::byte*>(from.data()),
                                    local_stride, scalar_code_of<T>());
@@ -129,7 +138,7 @@ class context_base {
   /// Start an atomic 64-bit fetch-and-add; `old` receives the previous value on completion.
   [[nodiscard]] request fetch_add_nb(const segment<std::int64_t>& seg, int rank, std::size_t offset,
                                      std::int64_t value, std::int64_t& old) {
-    check_region(seg.state(), rank, strided_region::contiguous(offset, 1), "fetch_add");
+    detail::check_region(seg.state(), rank, strided_region::contiguous(offset, 1), "fetch_add");
     return self().start_fetch_add(seg.state(), rank, offset, value, &old);
   }
   /// Atomically add `value` to element `offset` of `rank`'s part; the previous value.
@@ -140,17 +149,26 @@ class context_base {
   }
 
  private:
-  Derived& self() noexcept { return static_cast<Derived&>(*this); }
+  Derived& self() noexcept {
+    static_assert(one_sided_primitives<Derived>,
+                  "tessera: a backend context that derives from one_sided_api<context> must implement the "
+                  "primitives of tessera::one_sided_primitives (concepts/backend.hpp): comm(), allocate<T>(n), "
+                  "expose(span), start_get, start_put, start_accumulate, start_fetch_add, flush(rank), flush_all(), "
+                  "barrier() and messages(), all public");
+    return static_cast<Derived&>(*this);
+  }
 };
 
-/// Copy between a local strided layout and a packed buffer (helpers for backends).
-inline void pack_local(const std::byte* local, const strided_region& r, std::size_t local_stride,
-                       std::size_t element_size, std::byte* packed) {
-  pack_region(local, {0, r.count, r.block_length, local_stride}, element_size, packed);
+/// Copy the blocks of `r` (`local_stride` elements apart in `local`) into the packed buffer
+/// `packed`: the staging a backend does when its transport wants contiguous bytes.
+inline void pack_strided(const std::byte* local, const strided_region& r, std::size_t local_stride,
+                         std::size_t element_size, std::byte* packed) {
+  detail::pack_region(local, {0, r.count, r.block_length, local_stride}, element_size, packed);
 }
-inline void unpack_local(std::byte* local, const strided_region& r, std::size_t local_stride,
-                         std::size_t element_size, const std::byte* packed) {
-  unpack_region(local, {0, r.count, r.block_length, local_stride}, element_size, packed);
+/// The inverse of pack_strided: spread `packed` over the blocks of `r` in `local`.
+inline void unpack_strided(std::byte* local, const strided_region& r, std::size_t local_stride,
+                           std::size_t element_size, const std::byte* packed) {
+  detail::unpack_region(local, {0, r.count, r.block_length, local_stride}, element_size, packed);
 }
 
-}  // namespace tessera::detail
+}  // namespace tessera

@@ -1,14 +1,15 @@
 #pragma once
 /// @file
-/// A host vector copied into a View of the policy's memory space.
+/// to_view: a host vector copied into a View of any memory space (one deep_copy through a mirror).
 
 #include <Kokkos_Core.hpp>
 
 #include <string>
 #include <vector>
 
-namespace tessera::detail {
+namespace tessera {
 
+/// A View of `MemorySpace` holding a copy of `host`, labelled `label`.
 template <class T, class MemorySpace>
 [[nodiscard]] Kokkos::View<T*, MemorySpace> to_view(const std::vector<T>& host, const char* label) {
   // Every element is written below: no zero-fill first (it was a tenth of a Laplacian SpGEMM).
@@ -19,4 +20,4 @@ template <class T, class MemorySpace>
   return v;
 }
 
-}  // namespace tessera::detail
+}  // namespace tessera
