@@ -111,7 +111,7 @@ class dgemm_reference {
 };
 
 template <class T, class D, class B, class E>
-double checksum(const block_sparse_matrix<T, D, B, E>& c) {
+double checksum(const dist_matrix<T, policy<D, tiles, B, E>>& c) {
   const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.local().values);
   double s = 0;
   for (std::size_t e = 0; e < host.extent(0); ++e) s += static_cast<double>(host(e));
@@ -120,8 +120,8 @@ double checksum(const block_sparse_matrix<T, D, B, E>& c) {
 
 template <class Backend>
 void measure(const communicator& comm, const options& opt, const std::string& problem,
-             const block_sparse_matrix<double, block_cyclic_2d, Backend>& private_a,
-             const block_sparse_matrix<double, replicated_columns, Backend>& b) {
+             const dist_matrix<double, policy<block_cyclic_2d, tiles, Backend>>& private_a,
+             const dist_matrix<double, policy<replicated_columns, tiles, Backend>>& b) {
   const auto a = [&] {
     if constexpr (a_can_be_node_shared) return opt.shared_a ? share_on_node(private_a) : private_a;
     else return private_a;
@@ -129,7 +129,7 @@ void measure(const communicator& comm, const options& opt, const std::string& pr
   const bsgemm_options bo{.memory_bytes = static_cast<std::size_t>(opt.memory_mb * 1024 * 1024),
                           .screening_threshold = 0.0,
                           .tile_kernel = opt.tile_kernel};
-  bsgemm_plan<double, Backend> plan(a, b, bo);
+  bsgemm_plan plan(a, b, bo);
   auto c = plan.make_c();
   // This machine's one-core rate drifts by several percent within a run (turbo, other tenants of
   // the host), so every timed product is paired with a one-core DGEMM run just before it (every
@@ -192,11 +192,11 @@ void run(const communicator& comm, const options& opt) {
         auto a_pattern = [&](std::size_t i, std::size_t j) { return pr.a_nonzero(i, j); };
         auto b_pattern = [&](std::size_t i, std::size_t j) { return pr.b_nonzero(i, j); };
         const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), mt, kt);
-        auto a = make_block_sparse<double, block_cyclic_2d, Backend>(
+        auto a = make_block_sparse<double, policy<block_cyclic_2d, tiles, Backend>>(
             comm, a_map, a_pattern, [](global_index i, global_index j) { return generate::tensor_value(i, j, 1); });
         const auto owners = bsgemm_column_owners(a.shape(), pattern_shape(kt, nt, b_pattern), grid.q);
         const auto b_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), kt, nt, owners);
-        auto b = make_block_sparse<double, replicated_columns, Backend>(
+        auto b = make_block_sparse<double, policy<replicated_columns, tiles, Backend>>(
             comm, b_map, b_pattern, [](global_index i, global_index j) { return generate::tensor_value(i, j, 2); });
         measure(comm, opt, fmt::format("synthetic-tiles{}-{}-density{}", lo, hi, density), a, b);
       }
@@ -208,11 +208,11 @@ void run(const communicator& comm, const options& opt) {
     auto t_pattern = [&](std::size_t x, std::size_t y) { return mol.t_nonzero(x, y); };
     auto v_pattern = [&](std::size_t x, std::size_t y) { return mol.v_nonzero(x, y); };
     const auto t_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), mol.ij, mol.ab);
-    auto t = make_block_sparse<double, block_cyclic_2d, Backend>(
+    auto t = make_block_sparse<double, policy<block_cyclic_2d, tiles, Backend>>(
         comm, t_map, t_pattern, [](global_index i, global_index j) { return generate::tensor_value(i, j, 1); });
     const auto owners = bsgemm_column_owners(t.shape(), pattern_shape(mol.ab, mol.ab, v_pattern), grid.q);
     const auto v_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), mol.ab, mol.ab, owners);
-    auto v = make_block_sparse<double, replicated_columns, Backend>(
+    auto v = make_block_sparse<double, policy<replicated_columns, tiles, Backend>>(
         comm, v_map, v_pattern, [](global_index i, global_index j) { return 0.1 * generate::tensor_value(i, j, 2); });
     measure(comm, opt, "contract-O16-U64-tiles6-16-cutoff5", t, v);
   }

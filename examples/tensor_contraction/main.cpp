@@ -89,7 +89,7 @@ int run(const tessera::communicator& comm, const options& opt) {
   auto v_pattern = [&](std::size_t a, std::size_t b) { return mol.v_nonzero(a, b); };
 
   const auto t_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), mol.ij, mol.ab);
-  auto t = make_block_sparse<double, block_cyclic_2d, Backend>(
+  auto t = make_block_sparse<double, policy<block_cyclic_2d, tiles, Backend>>(
       comm, t_map, t_pattern, [](global_index i, global_index j) { return generate::tensor_value(i, j, 1); });
   // T in memory the ranks of a node share (host memory only): the plan reads other ranks' tiles
   // where they lie, and the refinement below writes them in place, so T stays shared.
@@ -98,13 +98,13 @@ int run(const tessera::communicator& comm, const options& opt) {
   // V is stationary: its columns go to grid columns by flop count, replicated over grid rows.
   const auto owners = bsgemm_column_owners(t.shape(), pattern_shape(mol.ab, mol.ab, v_pattern), grid.q);
   const auto v_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), mol.ab, mol.ab, owners);
-  auto v = make_block_sparse<double, replicated_columns, Backend>(
+  auto v = make_block_sparse<double, policy<replicated_columns, tiles, Backend>>(
       comm, v_map, v_pattern, [](global_index i, global_index j) { return 0.1 * generate::tensor_value(i, j, 2); });
 
   const bsgemm_options bo{.memory_bytes = static_cast<std::size_t>(opt.memory_mb * 1024 * 1024),
                           .screening_threshold = opt.screening};
   const auto inspect_start = std::chrono::steady_clock::now();
-  bsgemm_plan<double, Backend> plan(t, v, bo);
+  bsgemm_plan plan(t, v, bo);
   const double inspect_s = comm.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - inspect_start).count());
   auto r = plan.make_c();
 

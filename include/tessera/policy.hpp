@@ -14,7 +14,7 @@ namespace tessera {
 /// A bundle of one policy of each kind.
 ///
 /// @tparam Distribution  who owns which entries (row_block, ...)
-/// @tparam Storage       how a rank stores its entries (csr, csc, coo, ...)
+/// @tparam Storage       how a rank stores its entries (csr, csc, coo, tiles, ...)
 /// @tparam Backend       how ranks exchange data (mpi_rma, progress_rank, aggregator)
 /// @tparam ExecutionSpace where local kernels run; its memory space holds the local Views
 ///
@@ -27,8 +27,12 @@ struct policy {
                 "default-constructible tag with static name(), a nested `mapping` answering owner/to_local/to_global/"
                 "extents, and make_mapping(num_ranks, rows, cols)");
   static_assert(storage_policy<Storage>,
-                "tessera::policy: the second argument must be a storage policy (tessera::csr, csc or coo): a tag "
-                "with static name(), a nested block<T, MemorySpace> and from_coo/to_coo conversions");
+                "tessera::policy: the second argument must be a storage policy (tessera::csr, csc, coo or tiles): a "
+                "tag with static name() and a nested block<T, MemorySpace> that either converts through COO "
+                "(from_coo/to_coo: element_storage) or holds tiles (tile_storage)");
+  static_assert(!tile_storage<Storage> || grid_mapping<typename Distribution::mapping>,
+                "tessera::policy: tile storage needs a distribution that places whole tiles on a process grid "
+                "(grid_mapping: block_cyclic_2d or replicated_columns); row distributions place rows, not tiles");
   static_assert(communication_backend<Backend>,
                 "tessera::policy: the third argument must be a communication backend (tessera::mpi_rma, "
                 "progress_rank or aggregator): a tag with static name(), nested options and a context offering "

@@ -33,11 +33,13 @@
 #include "distribution/tiled_range.hpp"
 
 #include "storage/block_sparse.hpp"
+#include "storage/tiles.hpp"
 #include "storage/coo.hpp"
 #include "storage/csc.hpp"
 #include "storage/csr.hpp"
 
-#include "matrix/block_sparse_matrix.hpp"
+#include "matrix/make_block_sparse.hpp"
+#include "matrix/convert_tiles.hpp"
 #include "matrix/build.hpp"
 #include "matrix/convert.hpp"
 #include "matrix/dist_matrix.hpp"

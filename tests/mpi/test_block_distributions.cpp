@@ -3,7 +3,7 @@
 // the inspector pieces of bsgemm (mirrored-cyclic columns, worst fit, chunks).
 #include "test_support.hpp"
 
-#include <tessera/ops/detail/bsgemm_inspect.hpp>
+#include <tessera/ops/bsgemm/schedule.hpp>
 
 #include <numeric>
 
@@ -11,9 +11,10 @@ using namespace tessera;
 
 static_assert(distribution_policy<block_cyclic_2d>);
 static_assert(distribution_policy<replicated_columns>);
-static_assert(tile_distribution<block_cyclic_2d>);
-static_assert(tile_distribution<replicated_columns>);
-static_assert(!tile_distribution<row_block>);
+static_assert(grid_mapping<block_cyclic_2d::mapping> && tile_grid_mapping<block_cyclic_2d::mapping>);
+static_assert(grid_mapping<replicated_columns::mapping> && replicated_column_mapping<replicated_columns::mapping>);
+static_assert(!(grid_mapping<row_block::mapping>) && !(tile_grid_mapping<replicated_columns::mapping>));
+static_assert(!replicated_column_mapping<block_cyclic_2d::mapping>);
 
 namespace {
 
@@ -108,12 +109,12 @@ TEST_CASE("mirrored-cyclic assignment, worst-fit blocks and cyclic chunks") {
   rebalance_assignment(w, one, 1);
   CHECK(one == std::vector<int>(w.size(), 0));
   const std::vector<std::size_t> items{10, 11, 12, 13}, bytes{6, 5, 4, 3};
-  const auto blocks = detail::worst_fit_blocks(items, bytes, 9);
+  const auto blocks = worst_fit_blocks(items, bytes, 9);
   REQUIRE(blocks.size() == 2);  // 6 opens, 5 does not fit with it, 4 joins 5, 3 joins 6
   CHECK(blocks[0] == std::vector<std::size_t>{10, 13});
   CHECK(blocks[1] == std::vector<std::size_t>{11, 12});
   const std::vector<std::vector<std::size_t>> rows{{0, 1, 2}, {3}, {4, 5}};
-  const auto chunks = detail::cyclic_chunks(rows, [](std::size_t) { return std::size_t{8}; }, 24);
+  const auto chunks = cyclic_chunks(rows, [](std::size_t) { return std::size_t{8}; }, 24);
   REQUIRE(chunks.size() == 2);
   CHECK(chunks[0] == std::vector<std::size_t>{0, 3, 4});  // one tile per row, cyclically
   CHECK(chunks[1] == std::vector<std::size_t>{1, 5, 2});

@@ -16,9 +16,9 @@ namespace {
 using host_exec = Kokkos::DefaultHostExecutionSpace;
 
 template <class B, class E = Kokkos::DefaultExecutionSpace>
-using a_matrix = block_sparse_matrix<double, block_cyclic_2d, B, E>;
+using a_matrix = dist_matrix<double, policy<block_cyclic_2d, tiles, B, E>>;
 template <class B, class E = Kokkos::DefaultExecutionSpace>
-using b_matrix = block_sparse_matrix<double, replicated_columns, B, E>;
+using b_matrix = dist_matrix<double, policy<replicated_columns, tiles, B, E>>;
 
 // Tile sizes drawn from [lo, hi] (the same on every rank: a fixed seed).
 tiled_range random_tiling(global_index n_tiles, global_index lo, global_index hi, unsigned seed) {
@@ -69,12 +69,12 @@ template <class B, class E = Kokkos::DefaultExecutionSpace>
 operands<B, E> make_operands(const communicator& comm, const problem& pr, process_grid grid, double density_a,
                           double density_b, std::size_t empty_a_row = static_cast<std::size_t>(-1)) {
   const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, pr.k);
-  auto a = make_block_sparse<double, block_cyclic_2d, B, E>(comm, a_map, pattern(density_a, 1, empty_a_row),
+  auto a = make_block_sparse<double, policy<block_cyclic_2d, tiles, B, E>>(comm, a_map, pattern(density_a, 1, empty_a_row),
                                                          [](global_index i, global_index j) { return element(i, j, 1); });
   const auto b_pattern = pattern(density_b, 2);
   const auto owners = bsgemm_column_owners(a.shape(), pattern_shape(pr.k, pr.n, b_pattern), grid.q);
   const auto b_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), pr.k, pr.n, owners);
-  auto b = make_block_sparse<double, replicated_columns, B, E>(comm, b_map, b_pattern,
+  auto b = make_block_sparse<double, policy<replicated_columns, tiles, B, E>>(comm, b_map, b_pattern,
                                                             [](global_index i, global_index j) { return element(i, j, 2); });
   return {std::move(a), std::move(b)};
 }
@@ -129,7 +129,7 @@ void check_grid(process_grid grid, bsgemm_options options = {}) {
   require_close(gather_dense(c), reference(-0.5, a, b, 2.0, c0, 0.0));
   // beta = 0 into that C, laid out as the plan's: reused in place, each tile's first product overwrites it
   // (whatever C held), tiles no product writes are zeroed.
-  bsgemm_plan<double, B> plan(a, b, options);
+  bsgemm_plan plan(a, b, options);
   plan.apply(0.25, a, b, 0.0, c);
   require_close(gather_dense(c), reference(0.25, a, b, 0.0, {}, 0.0));
 }
@@ -152,12 +152,12 @@ TEST_CASE("bsgemm with beta = 0 on a C with extra tiles clears the tiles no prod
     for (const auto grid : grids_of(comm.size())) {
       INFO("grid " << grid.p << " x " << grid.q);
       auto [a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.6, 0.5, 3);  // A's tile row 3 empty
-      const bsgemm_plan<double, mpi_rma> probe(a, b, options);
+      const bsgemm_plan probe(a, b, options);
       // Every C tile stored, so some (all of tile row 3) have no product.
-      auto c = make_block_sparse<double, block_cyclic_2d, mpi_rma>(
+      auto c = make_block_sparse<double, policy<block_cyclic_2d, tiles, mpi_rma>>(
           comm, probe.c_mapping(), [](std::size_t, std::size_t) { return true; },
           [](global_index i, global_index j) { return element(i, j, 9); });
-      bsgemm_plan<double, mpi_rma> plan(a, b, options, &c.shape());
+      bsgemm_plan plan(a, b, options, &c.shape());
       REQUIRE(plan.c_shape().num_nonzero_tiles() == c.shape().num_nonzero_tiles());
       const auto c0 = gather_dense(c);
       plan.apply(1.0, a, b, 1.0, c);  // C laid out as the plan's: accumulated in place
@@ -185,7 +185,7 @@ TEST_CASE_TEMPLATE("bsgemm with a small budget makes many blocks and chunks", B,
     small.tile_kernel = bsgemm_tile_kernel::automatic;
     const auto pr = irregular_problem();
     auto [a, b] = make_operands<B>(comm, pr, grid, 0.9, 0.9);
-    bsgemm_plan<double, B> plan(a, b, small);
+    bsgemm_plan plan(a, b, small);
     if (grid.q == 1) CHECK(plan.num_blocks() > 1);  // every rank holds all 8 columns: they cannot fit one block
     CHECK(comm.max(plan.num_chunks()) > comm.max(plan.num_blocks()));
   }
@@ -207,7 +207,7 @@ TEST_CASE("bsgemm screening skips the products below the threshold") {
     const bsgemm_options screened{.screening_threshold = threshold};
     auto c = bsgemm(1.0, a, b, screened);
     require_close(gather_dense(c), reference(1.0, a, b, 0.0, {}, threshold));
-    bsgemm_plan<double, mpi_rma> full(a, b), partial(a, b, screened);
+    bsgemm_plan full(a, b), partial(a, b, screened);
     CHECK(partial.flops() < full.flops());
     CHECK(partial.flops() > 0);
   }
@@ -240,7 +240,7 @@ TEST_CASE("bsgemm fetches exactly the A tiles each rank needs, and a plan is reu
         used = used || b.mapping().tile_col_owner(static_cast<std::size_t>(b.shape().tiles()[e].col)) == c;
       if (used) expected += a.shape().tile_elements(t);
     }
-    bsgemm_plan<double, mpi_rma> plan(a, b);  // the default budget holds everything: one block, one chunk
+    bsgemm_plan plan(a, b);  // the default budget holds everything: one block, one chunk
     CHECK(plan.num_blocks() <= 1);
     CHECK(plan.fetched_elements() == expected);
     auto c_mat = plan.make_c();
@@ -250,7 +250,7 @@ TEST_CASE("bsgemm fetches exactly the A tiles each rank needs, and a plan is reu
     CHECK(comm.stats().of("bsgemm").messages == plan.gets_per_apply());
     require_close(gather_dense(c_mat), reference(1.0, a, b, 0.0, {}, 0.0));
     // The same plan on new values of A with the same shape (an iteration): same traffic, right answer.
-    auto a2 = make_block_sparse<double, block_cyclic_2d, mpi_rma>(
+    auto a2 = make_block_sparse<double, policy<block_cyclic_2d, tiles, mpi_rma>>(
         comm, a.mapping(), pattern(0.7, 1), [](global_index i, global_index j) { return element(i, j, 5); });
     comm.stats().reset();
     plan.apply(2.0, a2, b, 0.0, c_mat);
@@ -280,7 +280,7 @@ TEST_CASE_TEMPLATE("bsgemm reads a node-shared A in place: no transfer, the same
         auto [private_a, b] = make_operands<B, host_exec>(comm, pr, grid, 0.7, 0.6, 3);
         auto a = share_on_node(private_a);
         REQUIRE(is_node_shared(a));
-        bsgemm_plan<double, B, host_exec> plan(a, b, options);
+        bsgemm_plan plan(a, b, options);
         auto c = plan.make_c();
         comm.stats().reset();
         plan.apply(1.0, a, b, 0.0, c);
@@ -336,7 +336,7 @@ TEST_CASE("bsgemm reads A in place only when its grid row shares a node (emulate
       INFO("grid " << grid.p << " x " << grid.q << ", " << ranks_per_node << " ranks per node");
       auto [private_a, b] = make_operands<mpi_rma, host_exec>(comm, pr, grid, 0.7, 0.6);
       auto a = share_on_node(private_a, ranks_per_node);
-      bsgemm_plan<double, mpi_rma, host_exec> plan(a, b);
+      bsgemm_plan plan(a, b);
       auto c = plan.make_c();
       // Ranks that read nothing (a grid row of one) never leave their node.
       const bool expected = grid.q == 1 || grid_rows_on_nodes(grid, ranks_per_node);
@@ -380,12 +380,12 @@ TEST_CASE("bsgemm rejects bad input on every rank") {
   // A's columns tiled unlike B's rows.
   const auto other_k = random_tiling(9, 1, 8, 99);
   const auto bad_map = replicated_columns{.grid = grid}.make_tile_mapping(comm.size(), other_k, pr.n);
-  auto bad_b = make_block_sparse<double, replicated_columns, mpi_rma>(comm, bad_map, pattern(0.5, 2),
+  auto bad_b = make_block_sparse<double, policy<replicated_columns, tiles, mpi_rma>>(comm, bad_map, pattern(0.5, 2),
                                                                       [](global_index, global_index) { return 1.0; });
   expect([&] { (void)bsgemm(1.0, a, bad_b); }, error_kind::dimension_mismatch, "tiling");
   // A C tiled unlike A's rows and B's columns, with beta != 0.
   const auto c_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, other_k);
-  auto bad_c = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, c_map, pattern(0.5, 3),
+  auto bad_c = make_block_sparse<double, policy<block_cyclic_2d, tiles, mpi_rma>>(comm, c_map, pattern(0.5, 3),
                                                                    [](global_index, global_index) { return 1.0; });
   expect([&] { bsgemm(1.0, a, b, 1.0, bad_c); }, error_kind::dimension_mismatch, "tiled");
   // A budget that cannot hold one column.
@@ -394,9 +394,9 @@ TEST_CASE("bsgemm rejects bad input on every rank") {
   // A plan applied to an A with its shape but another distribution.
   if (comm.size() > 1) {
     const auto other_map = block_cyclic_2d{.grid = grids_of(comm.size()).front()}.make_tile_mapping(comm.size(), pr.m, pr.k);
-    auto other_a = make_block_sparse<double, block_cyclic_2d, mpi_rma>(
+    auto other_a = make_block_sparse<double, policy<block_cyclic_2d, tiles, mpi_rma>>(
         comm, other_map, pattern(0.7, 1), [](global_index i, global_index j) { return element(i, j, 1); });
-    bsgemm_plan<double, mpi_rma> plan(a, b);
+    bsgemm_plan plan(a, b);
     auto c = plan.make_c();
     expect([&] { plan.apply(1.0, other_a, b, 0.0, c); }, error_kind::dimension_mismatch, "distributed differently");
   }
@@ -406,10 +406,10 @@ TEST_CASE("bsgemm rejects bad input on every rank") {
   // B's grid differs from A's.
   if (comm.size() == 4) {
     const auto b_map = replicated_columns{.grid = process_grid{1, 4}}.make_tile_mapping(4, pr.k, pr.n);
-    auto b14 = make_block_sparse<double, replicated_columns, mpi_rma>(comm, b_map, pattern(0.5, 2),
+    auto b14 = make_block_sparse<double, policy<replicated_columns, tiles, mpi_rma>>(comm, b_map, pattern(0.5, 2),
                                                                       [](global_index, global_index) { return 1.0; });
     const auto a_map = block_cyclic_2d{.grid = process_grid{2, 2}}.make_tile_mapping(4, pr.m, pr.k);
-    auto a22 = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, a_map, pattern(0.5, 1),
+    auto a22 = make_block_sparse<double, policy<block_cyclic_2d, tiles, mpi_rma>>(comm, a_map, pattern(0.5, 1),
                                                                    [](global_index, global_index) { return 1.0; });
     expect([&] { (void)bsgemm(1.0, a22, b14); }, error_kind::dimension_mismatch, "grid");
   }
@@ -423,9 +423,9 @@ void check_summa(process_grid grid) {
   const auto pr = irregular_problem();
   const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, pr.k);
   const auto b_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.k, pr.n);
-  auto a = make_block_sparse<double, block_cyclic_2d, B>(comm, a_map, pattern(0.7, 1, 3),
+  auto a = make_block_sparse<double, policy<block_cyclic_2d, tiles, B>>(comm, a_map, pattern(0.7, 1, 3),
                                                          [](global_index i, global_index j) { return element(i, j, 1); });
-  auto b = make_block_sparse<double, block_cyclic_2d, B>(comm, b_map, pattern(0.6, 2),
+  auto b = make_block_sparse<double, policy<block_cyclic_2d, tiles, B>>(comm, b_map, pattern(0.6, 2),
                                                          [](global_index i, global_index j) { return element(i, j, 2); });
   const auto ad = gather_dense(a), bd = gather_dense(b);
   const auto m = static_cast<std::size_t>(a.num_rows()), k = static_cast<std::size_t>(a.num_cols()),
@@ -462,9 +462,9 @@ TEST_CASE("summa rejects operands on different grids, on every rank") {
   const auto pr = irregular_problem();
   const auto a_map = block_cyclic_2d{.grid = process_grid{2, 2}}.make_tile_mapping(4, pr.m, pr.k);
   const auto b_map = block_cyclic_2d{.grid = process_grid{1, 4}}.make_tile_mapping(4, pr.k, pr.n);
-  auto a = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, a_map, pattern(0.5, 1),
+  auto a = make_block_sparse<double, policy<block_cyclic_2d, tiles, mpi_rma>>(comm, a_map, pattern(0.5, 1),
                                                                [](global_index, global_index) { return 1.0; });
-  auto b = make_block_sparse<double, block_cyclic_2d, mpi_rma>(comm, b_map, pattern(0.5, 2),
+  auto b = make_block_sparse<double, policy<block_cyclic_2d, tiles, mpi_rma>>(comm, b_map, pattern(0.5, 2),
                                                                [](global_index, global_index) { return 1.0; });
   try {
     (void)summa(1.0, a, b);

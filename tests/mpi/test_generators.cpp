@@ -88,11 +88,11 @@ TEST_CASE("uniform random draws k entries per row, values in (0, 1]") {
   CHECK_THROWS_AS(((void)generate::rmat<double, test::csr_policy>(comm(), -1)), error);
 }
 
-TEST_CASE("the vertex relabelling is a permutation") {
+TEST_CASE("rmat's vertex relabelling is a permutation") {
   for (int bits : {1, 2, 5, 10}) {
     std::vector<bool> hit(std::size_t{1} << bits, false);
     for (std::uint64_t x = 0; x < hit.size(); ++x) {
-      const auto y = detail::permute_bits(x, bits, 99);
+      const auto y = generate::rmat_vertex_label(x, bits, 99);
       REQUIRE(y < hit.size());
       CHECK_FALSE(hit[y]);
       hit[y] = true;

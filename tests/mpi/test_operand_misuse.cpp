@@ -23,20 +23,6 @@ communicator reversed_world() {
   return comm;
 }
 
-template <class Operation>
-void require_rejected(Operation&& operation, error_kind kind, const std::string& fragment) {
-  const auto& comm = test::world();
-  try {
-    operation();
-    FAIL("no exception on rank " << comm.rank());
-  } catch (const error& e) {
-    INFO(e.what());
-    CHECK(e.kind() == kind);
-    CHECK(e.message().find(fragment) != std::string::npos);
-  }
-  CHECK(comm.sum(1) == comm.size());  // nothing left in flight
-}
-
 // The whole matrix built by rank 0 on `comm`: the same matrix on any communicator.
 dist_matrix<double, P> square_on(const communicator& comm, std::uint64_t seed, global_index n = 16) {
   const auto reference = gather_to_all(generate::uniform_random<double, P>(test::world(), n, n, 3, seed));
@@ -58,10 +44,10 @@ TEST_CASE("spgemm with B on other ranks is rejected; on a duplicate of A's commu
   const auto expected = gather_to_all(spgemm(a, square_on(world, 2)));
   if (world.size() > 1) {
     const auto b_self = square_on(self, 2);
-    require_rejected([&] { (void)spgemm(a, b_self); }, error_kind::invalid_argument, "B lives on a communicator");
+    test::require_rejected([&] { (void)spgemm(a, b_self); }, error_kind::invalid_argument, "B lives on a communicator");
     const auto b_reversed = square_on(reversed, 2);
-    require_rejected([&] { (void)spgemm(a, b_reversed); }, error_kind::invalid_argument, "B lives on a communicator");
-    require_rejected([&] { (void)spgemm_masked(b_reversed, a, a); }, error_kind::invalid_argument,
+    test::require_rejected([&] { (void)spgemm(a, b_reversed); }, error_kind::invalid_argument, "B lives on a communicator");
+    test::require_rejected([&] { (void)spgemm_masked(b_reversed, a, a); }, error_kind::invalid_argument,
                      "the mask lives on a communicator");
   } else {
     // One rank: MPI_COMM_SELF and the reversed world hold the same single process.
@@ -78,16 +64,16 @@ TEST_CASE("spmm with X on other ranks is rejected before anything is read") {
   if (world.size() == 1) return;
   const auto self = communicator::duplicate(MPI_COMM_SELF);
   dist_dense<double, P> x_self(self, a.num_cols(), 2);
-  require_rejected([&] { (void)spmm(a, x_self); }, error_kind::invalid_argument, "X lives on a communicator");
+  test::require_rejected([&] { (void)spmm(a, x_self); }, error_kind::invalid_argument, "X lives on a communicator");
   const auto reversed = reversed_world();
   dist_dense<double, P> x_reversed(reversed, a.num_cols(), 2);
-  require_rejected([&] { (void)spmm(a, x_reversed); }, error_kind::invalid_argument, "X lives on a communicator");
+  test::require_rejected([&] { (void)spmm(a, x_reversed); }, error_kind::invalid_argument, "X lives on a communicator");
   // An explicit plan checks X and Y at apply.
   dist_dense<double, P> x(world, a.num_cols(), 2), y(world, a.mapping(), 2);
   spmm_plan<double, P> plan(a, x.mapping(), 2);
-  require_rejected([&] { plan.apply(a, x_reversed, y); }, error_kind::invalid_argument, "X lives on a communicator");
+  test::require_rejected([&] { plan.apply(a, x_reversed, y); }, error_kind::invalid_argument, "X lives on a communicator");
   dist_dense<double, P> y_reversed(reversed, a.num_rows(), 2);
-  require_rejected([&] { plan.apply(a, x, y_reversed); }, error_kind::invalid_argument, "Y lives on a communicator");
+  test::require_rejected([&] { plan.apply(a, x, y_reversed); }, error_kind::invalid_argument, "Y lives on a communicator");
 }
 
 TEST_CASE("add with B on other ranks is an invalid argument, not an internal error") {
@@ -96,7 +82,7 @@ TEST_CASE("add with B on other ranks is an invalid argument, not an internal err
   const auto a = square_on(world, 4);
   const auto reversed = reversed_world();
   const auto b = square_on(reversed, 5);
-  require_rejected([&] { (void)add(a, b); }, error_kind::invalid_argument, "B lives on a communicator");
+  test::require_rejected([&] { (void)add(a, b); }, error_kind::invalid_argument, "B lives on a communicator");
 }
 
 TEST_CASE("spmm(A, X, X): an output aliasing its input is rejected on every rank") {
@@ -104,7 +90,7 @@ TEST_CASE("spmm(A, X, X): an output aliasing its input is rejected on every rank
   const auto a = square_on(world, 6);
   dist_dense<double, P> x(world, a.mapping(), 3);
   x.fill([](global_index i, global_index j) { return static_cast<double>(1 + i + 2 * j); });
-  require_rejected([&] { spmm(a, x, x); }, error_kind::invalid_argument, "shares memory with the input X");
+  test::require_rejected([&] { spmm(a, x, x); }, error_kind::invalid_argument, "shares memory with the input X");
   // A separate Y is fine, and X is untouched by the rejected call.
   dist_dense<double, P> y(world, a.mapping(), 3);
   spmm(a, x, y);
@@ -131,7 +117,7 @@ TEST_CASE("a plan applied to a matrix with another structure of the same size is
   x.fill([](global_index i, global_index) { return static_cast<double>(i); });
   spmm_plan<double, P> plan(a, x.mapping(), 1);
   plan.apply(a, x, y);
-  require_rejected([&] { plan.apply(shifted, x, y); }, error_kind::invalid_argument, "sparsity structure differs");
+  test::require_rejected([&] { plan.apply(shifted, x, y); }, error_kind::invalid_argument, "sparsity structure differs");
   // The same structure in other arrays (built again, other values) and new values on A's own
   // arrays (apply shares the structure) are accepted, with correct results.
   const auto rebuilt = permutation(0, 3.0);
@@ -150,32 +136,32 @@ TEST_CASE("a plan applied to a matrix with another structure of the same size is
 TEST_CASE("bsgemm and SUMMA refuse a C that shares memory with A, and operands on other ranks") {
   const auto& world = test::world();
   using B = mpi_rma;
-  const auto tiles = tiled_range::from_sizes(std::vector<global_index>{3, 2, 4, 1});
+  const auto tiling = tiled_range::from_sizes(std::vector<global_index>{3, 2, 4, 1});
   const process_grid grid{1, world.size()};
   auto dense = [](std::size_t, std::size_t) { return true; };
   auto element = [](global_index i, global_index j) { return 1.0 + static_cast<double>(i + 2 * j); };
-  const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(world.size(), tiles, tiles);
-  auto a = make_block_sparse<double, block_cyclic_2d, B>(world, a_map, dense, element);
-  const auto owners = bsgemm_column_owners(a.shape(), pattern_shape(tiles, tiles, dense), grid.q);
-  const auto b_map = replicated_columns{.grid = grid}.make_tile_mapping(world.size(), tiles, tiles, owners);
-  const auto b = make_block_sparse<double, replicated_columns, B>(world, b_map, dense, element);
-  bsgemm_plan<double, B> plan(a, b);
+  const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(world.size(), tiling, tiling);
+  auto a = make_block_sparse<double, policy<block_cyclic_2d, tiles, B>>(world, a_map, dense, element);
+  const auto owners = bsgemm_column_owners(a.shape(), pattern_shape(tiling, tiling, dense), grid.q);
+  const auto b_map = replicated_columns{.grid = grid}.make_tile_mapping(world.size(), tiling, tiling, owners);
+  const auto b = make_block_sparse<double, policy<replicated_columns, tiles, B>>(world, b_map, dense, element);
+  bsgemm_plan plan(a, b);
   auto a_as_c = a;  // shares A's tiles
-  require_rejected([&] { plan.apply(1.0, a, b, 0.0, a_as_c); }, error_kind::invalid_argument,
+  test::require_rejected([&] { plan.apply(1.0, a, b, 0.0, a_as_c); }, error_kind::invalid_argument,
                    "the output C shares memory with the input A");
   auto c = plan.make_c();
   plan.apply(1.0, a, b, 0.0, c);  // a separate C is fine
 
-  const auto a2 = make_block_sparse<double, block_cyclic_2d, B>(world, a_map, dense, element);
-  summa_plan<double, B> summa(a, a2);
+  const auto a2 = make_block_sparse<double, policy<block_cyclic_2d, tiles, B>>(world, a_map, dense, element);
+  summa_plan summa(a, a2);
   auto a_as_summa_c = a;
-  require_rejected([&] { summa.apply(1.0, a, a2, 0.0, a_as_summa_c); }, error_kind::invalid_argument,
+  test::require_rejected([&] { summa.apply(1.0, a, a2, 0.0, a_as_summa_c); }, error_kind::invalid_argument,
                    "the output C shares memory with the input A");
 
   if (world.size() > 1) {
     const auto reversed = reversed_world();
-    const auto b_reversed = make_block_sparse<double, replicated_columns, B>(reversed, b_map, dense, element);
-    require_rejected([&] { (void)bsgemm_plan<double, B>(a, b_reversed); }, error_kind::invalid_argument,
+    const auto b_reversed = make_block_sparse<double, policy<replicated_columns, tiles, B>>(reversed, b_map, dense, element);
+    test::require_rejected([&] { (void)bsgemm_plan(a, b_reversed); }, error_kind::invalid_argument,
                      "B lives on a communicator");
   }
 }

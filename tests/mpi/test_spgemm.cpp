@@ -3,6 +3,7 @@
 #include "test_support.hpp"
 
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace tessera;
@@ -132,6 +133,109 @@ TEST_CASE("masked spgemm keeps only the mask's entries") {
   CHECK_THROWS_AS([&] { [[maybe_unused]] const auto product = spgemm_masked(mask, a, b, kokkos_kernels); }(), error);  // it has no masks
   const auto wrong = generate::uniform_random<double, P>(comm, 25, 21, 6, 6);
   CHECK_THROWS_AS([&] { [[maybe_unused]] const auto product = spgemm_masked(wrong, a, b); }(), error);
+}
+
+namespace {
+// The serial reference of GrB_mxm's pieces on gathered matrices.
+host_csr<double> transposed(const host_csr<double>& a) {
+  triplets<double> t;
+  for (global_index i = 0; i < a.rows; ++i)
+    for (offset_type e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+      t.push_back(a.col_idx[static_cast<std::size_t>(e)], i, a.values[static_cast<std::size_t>(e)]);
+  return host_csr<double>::from_triplets(a.cols, a.rows, t);
+}
+
+// The entries of `c` that `keep(i, j)` accepts.
+template <class Keep>
+host_csr<double> filtered(const host_csr<double>& c, Keep keep) {
+  triplets<double> t;
+  for (global_index i = 0; i < c.rows; ++i)
+    for (offset_type e = c.row_ptr[static_cast<std::size_t>(i)]; e < c.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+      const auto j = c.col_idx[static_cast<std::size_t>(e)];
+      if (keep(i, j)) t.push_back(i, j, c.values[static_cast<std::size_t>(e)]);
+    }
+  return host_csr<double>::from_triplets(c.rows, c.cols, t);
+}
+
+// C ⊕ T with `add` where both store an entry.
+template <class Add>
+host_csr<double> accumulated(const host_csr<double>& c, const host_csr<double>& t, Add add) {
+  triplets<double> all;
+  for (const auto* m : {&c, &t})
+    for (global_index i = 0; i < m->rows; ++i)
+      for (offset_type e = m->row_ptr[static_cast<std::size_t>(i)]; e < m->row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+        all.push_back(i, m->col_idx[static_cast<std::size_t>(e)], m->values[static_cast<std::size_t>(e)]);
+  return host_csr<double>::from_triplets(c.rows, c.cols, all, add);
+}
+
+// The stored value of (i, j), if any.
+std::optional<double> stored(const host_csr<double>& m, global_index i, global_index j) {
+  for (offset_type e = m.row_ptr[static_cast<std::size_t>(i)]; e < m.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+    if (m.col_idx[static_cast<std::size_t>(e)] == j) return m.values[static_cast<std::size_t>(e)];
+  return std::nullopt;
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("GraphBLAS mxm: transposed inputs, valued and complemented masks, accumulate into C", P,
+                   policy<row_block, csr, mpi_rma>, policy<row_block, coo, aggregator>) {
+  const auto& comm = test::world();
+  const auto a = generate::uniform_random<double, P>(comm, 17, 13, 3, 31);   // 17 x 13
+  const auto b = generate::uniform_random<double, P>(comm, 17, 11, 3, 32);   // 17 x 11
+  const auto sq = generate::uniform_random<double, P>(comm, 13, 13, 3, 33);  // 13 x 13
+  const auto ha = gather_to_all(a), hb = gather_to_all(b), hsq = gather_to_all(sq);
+  const semirings::plus_times ring;
+
+  SUBCASE("A^T * B and A^T * A^T^T: transposes done by the operation") {
+    test::require_equal(spgemm(a, b, spgemm_options{.transpose_a = true}),
+                        reference_product(transposed(ha), hb, ring), 1e-12);
+    test::require_equal(spgemm(sq, sq, spgemm_options{.transpose_a = true, .transpose_b = true}),
+                        reference_product(transposed(hsq), transposed(hsq), ring), 1e-12);
+    test::require_equal(spgemm(b, a, spgemm_options{.ring = semirings::min_plus{}, .transpose_a = true}),
+                        reference_product(transposed(hb), ha, semirings::min_plus{}), 1e-12);
+  }
+  // A mask with explicit zeros: a structural mask selects them, a valued one does not.
+  triplets<double> mt;
+  for (global_index i = comm.rank(); i < 13; i += comm.size())
+    for (global_index j = 0; j < 11; j += 1 + (i % 3)) mt.push_back(i, j, (i + j) % 2 == 0 ? 0.0 : 1.5);
+  const auto mask = build_from_triplets<double, P>(comm, 13, 11, mt);
+  const auto hm = gather_to_all(mask);
+  const auto full = reference_product(transposed(ha), hb, ring);
+  const auto structure = [&](global_index i, global_index j) { return stored(hm, i, j).has_value(); };
+  const auto values = [&](global_index i, global_index j) { return stored(hm, i, j).value_or(0.0) != 0.0; };
+  SUBCASE("structural, valued and complemented masks") {
+    test::require_equal(spgemm_masked(mask, a, b, spgemm_options{.transpose_a = true}), filtered(full, structure), 1e-12);
+    test::require_equal(spgemm_masked(mask, a, b, spgemm_options{.transpose_a = true, .mask = mask_kind::values}),
+                        filtered(full, values), 1e-12);
+    test::require_equal(spgemm_masked(mask, a, b, spgemm_options{.transpose_a = true, .complement_mask = true}),
+                        filtered(full, [&](global_index i, global_index j) { return !structure(i, j); }), 1e-12);
+    test::require_equal(
+        spgemm_masked(mask, a, b,
+                      spgemm_options{.transpose_a = true, .mask = mask_kind::values, .complement_mask = true}),
+        filtered(full, [&](global_index i, global_index j) { return !values(i, j); }), 1e-12);
+  }
+  SUBCASE("accumulate: C = C + A^T B, and C<M> = C min (A^T B) under a complemented valued mask") {
+    auto c = generate::uniform_random<double, P>(comm, 13, 11, 2, 34);
+    const auto c0 = gather_to_all(c);
+    spgemm_accumulate(a, b, c, spgemm_options{.transpose_a = true});
+    test::require_equal(c, accumulated(c0, full, std::plus<double>{}), 1e-12);
+
+    const auto c1 = gather_to_all(c);
+    const auto tropical = reference_product(transposed(ha), hb, semirings::min_plus{});
+    spgemm_accumulate(mask, a, b, c,
+                      spgemm_options{.ring = semirings::min_plus{}, .transpose_a = true, .mask = mask_kind::values,
+                                     .complement_mask = true});
+    const auto selected = filtered(tropical, [&](global_index i, global_index j) { return !values(i, j); });
+    test::require_equal(c, accumulated(c1, selected, [](double x, double y) { return std::min(x, y); }), 1e-12);
+  }
+  SUBCASE("bad shapes and masks are refused on every rank") {
+    test::require_rejected([&] { (void)spgemm(a, b); }, error_kind::dimension_mismatch, "A is 17 x 13 but B is 17 x 11");
+    const auto wrong = generate::uniform_random<double, P>(comm, 13, 12, 2, 35);
+    test::require_rejected([&] { (void)spgemm_masked(wrong, a, b, spgemm_options{.transpose_a = true, .complement_mask = true}); },
+                           error_kind::dimension_mismatch, "the mask is 13 x 12 but A * B is 13 x 11");
+    auto c = generate::uniform_random<double, P>(comm, 13, 12, 2, 36);
+    test::require_rejected([&] { spgemm_accumulate(a, b, c, spgemm_options{.transpose_a = true}); },
+                           error_kind::dimension_mismatch, "add: A is 13 x 12 but B is 13 x 11");
+  }
 }
 
 TEST_CASE("a memory budget splits the product into batches with the same result") {

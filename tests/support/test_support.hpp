@@ -67,4 +67,20 @@ void require_equal(const dist_matrix<T, Policy>& a, const host_csr<T>& reference
   REQUIRE(result.equal);
 }
 
+/// Run `operation`, which must raise a tessera::error of `kind` whose message contains `fragment`
+/// on this rank (every rank calls it: the error must be raised everywhere, with nothing left in flight).
+template <class Operation>
+void require_rejected(Operation&& operation, error_kind kind, const std::string& fragment) {
+  const auto& comm = world();
+  try {
+    operation();
+    FAIL("no exception on rank " << comm.rank());
+  } catch (const error& e) {
+    INFO(e.what());
+    CHECK(e.kind() == kind);
+    CHECK(e.message().find(fragment) != std::string::npos);
+  }
+  CHECK(comm.sum(1) == comm.size());  // nothing left in flight
+}
+
 }  // namespace tessera::test

@@ -9,6 +9,7 @@
 
 #include "../comm/communicator.hpp"
 #include "../core/index_types.hpp"
+#include "../distribution/tiled_range.hpp"
 
 #include <concepts>
 #include <optional>
@@ -74,6 +75,30 @@ concept grid_mapping = distribution_mapping<M> && requires(const M& m, std::size
   m.col_tiles();
   { m.tile_owner(ti, tj) } -> std::convertible_to<int>;
   { m.holds(rank, ti, tj) } -> std::convertible_to<bool>;
+};
+
+/// Capability "tiles dealt over a grid, one rank each": every tile row lives on one grid row and
+/// every tile column on one grid column (tile_row_owner, tile_col_owner, column_owners), and the
+/// same distribution re-tiles to another shape on the same grid with `with_tiles(rows, cols,
+/// column_owners)`. The A and C operands of bsgemm and all three of summa need it: C is made
+/// as A's distribution with A's rows and B's columns.
+template <class M>
+concept tile_grid_mapping = grid_mapping<M> &&
+    requires(const M& m, std::size_t t, const tiled_range& range, const std::vector<int>& owners) {
+      { m.tile_row_owner(t) } -> std::convertible_to<int>;
+      { m.tile_col_owner(t) } -> std::convertible_to<int>;
+      { m.column_owners() } -> std::convertible_to<const std::vector<int>&>;
+      { m.with_tiles(range, range, owners) } -> std::same_as<M>;
+    };
+
+/// Capability "tile columns replicated over grid rows": each tile column on one grid column, every
+/// rank of that grid column holding all of it (replicated_columns). bsgemm's stationary B needs
+/// it: B never moves, so its columns fix where C's columns are computed.
+template <class M>
+concept replicated_column_mapping = grid_mapping<M> && requires(const M& m, std::size_t t, global_index i) {
+  { m.tile_col_owner(t) } -> std::convertible_to<int>;
+  { m.column_owners() } -> std::convertible_to<const std::vector<int>&>;
+  { m.replicas(i, i) } -> std::convertible_to<std::vector<int>>;
 };
 
 /// Capability "replicas": entries kept on several ranks, `owner` being the copy written.

@@ -3,11 +3,12 @@
 /// The requirements of a storage policy.
 ///
 /// A storage is a tag with a nested `block<T, MemorySpace>` template (the
-/// container of a rank's local nonzeros, on Kokkos Views) and two conversions
-/// through the interchange format, sorted COO. Every conversion between two
-/// storages goes through those, so a new storage works with all the others the
-/// moment it provides them.
+/// container of a rank's local entries, on Kokkos Views). Element storages add
+/// two conversions through the interchange format, sorted COO; tile storages
+/// keep dense tiles and the replicated shape. Operations ask for the capability
+/// they use (compressed rows, compressed columns, coordinates, tiles).
 
+#include "../storage/block_sparse.hpp"
 #include "../storage/coo.hpp"
 #include "../core/index_types.hpp"
 
@@ -33,9 +34,13 @@ using probe_space = Kokkos::HostSpace;
 using probe_exec = Kokkos::DefaultHostExecutionSpace;
 }  // namespace detail
 
-/// A storage policy, checked on a probe instantiation (double values in host memory).
+/// Capability "entries convert through COO": a storage whose block converts from and to the
+/// interchange format, sorted COO. Every element-sparse storage (csr, csc, coo, a user's sliced
+/// ELLPACK) is one; every conversion between two of them goes through those two functions, so
+/// a new storage works with all the others the moment it provides them. Checked on a probe
+/// instantiation (double values in host memory).
 template <class S>
-concept storage_policy = requires {
+concept element_storage = requires {
   { S::name() } -> std::convertible_to<std::string_view>;
   typename S::template block<double, detail::probe_space>;
 } && local_block<typename S::template block<double, detail::probe_space>> &&
@@ -44,6 +49,29 @@ concept storage_policy = requires {
       { S::from_coo(exec, sorted) } -> std::same_as<typename S::template block<double, detail::probe_space>>;
       { S::to_coo(exec, block) } -> std::same_as<coo_block<double, detail::probe_space>>;
     };
+
+/// Capability "tiles": a block of dense tiles addressed by global tile coordinates, with the
+/// replicated shape (storage/tiles.hpp). bsgemm and summa read such blocks.
+template <class B>
+concept tile_block_storage = local_block<B> && requires(const B& b) {
+  { b.shape } -> std::convertible_to<const block_sparse_shape&>;
+  b.index;
+  b.offset;
+  b.values(0);
+  b.num_tiles();
+};
+
+/// A storage whose blocks are tiles (the built-in `tiles`, or a user's with the same block shape).
+template <class S>
+concept tile_storage = requires {
+  { S::name() } -> std::convertible_to<std::string_view>;
+  typename S::template block<double, detail::probe_space>;
+} && tile_block_storage<typename S::template block<double, detail::probe_space>>;
+
+/// A storage policy: a tag with static name() and a nested block<T, MemorySpace>, whose blocks
+/// either convert through COO (element_storage) or are tiles (tile_storage).
+template <class S>
+concept storage_policy = element_storage<S> || tile_storage<S>;
 
 /// Capability "one values View": every stored value (and any padding) in `values`, which
 /// element-wise maps (scale, apply) rewrite in place, sharing the rest of the block.

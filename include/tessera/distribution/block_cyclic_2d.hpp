@@ -143,6 +143,12 @@ struct block_cyclic_2d {
     [[nodiscard]] const std::vector<int>& column_owners() const noexcept { return column_owner_; }
 
     /// Grid row of tile row ti and grid column of tile column tj.
+    /// The same grid over other tilings (C = A * B: A's rows, B's columns and their owners).
+    [[nodiscard]] mapping with_tiles(const tiled_range& rows, const tiled_range& cols,
+                                     const std::vector<int>& column_owner) const {
+      return mapping(grid_, rows, cols, column_owner);
+    }
+
     [[nodiscard]] int tile_row_owner(std::size_t ti) const noexcept {
       return static_cast<int>(ti % static_cast<std::size_t>(grid_.p));
     }

@@ -19,6 +19,14 @@ struct rmat_options {
   bool permute_vertices = true;  ///< relabel vertices pseudo-randomly, as Graph500 does
 };
 
+/// The vertex relabelling of rmat (rmat_options::permute_vertices): the new label of vertex `v`
+/// of a 2^scale-vertex graph made with `seed`. A bijection of [0, 2^scale) computed without a
+/// table, so each rank relabels its own vertices; public so that a user can map labels back to
+/// the R-MAT recursion (e.g. to find the hubs) and check that it is a permutation.
+[[nodiscard]] constexpr std::uint64_t rmat_vertex_label(std::uint64_t v, int scale, std::uint64_t seed) noexcept {
+  return detail::permute_bits(v, scale, seed ^ 0x5eed);
+}
+
 /// A directed R-MAT graph with 2^scale vertices and edge_factor * 2^scale edges,
 /// as a 2^scale x 2^scale matrix whose entry (u, v) counts the edges u -> v
 /// (collective). Every rank generates 1/P of the edges; edge e depends only on
@@ -49,8 +57,8 @@ template <matrix_value T, matrix_policy Policy>
       v = (v << 1) | right;
     }
     if (options.permute_vertices) {
-      u = detail::permute_bits(u, scale, seed ^ 0x5eed);
-      v = detail::permute_bits(v, scale, seed ^ 0x5eed);
+      u = rmat_vertex_label(u, scale, seed);
+      v = rmat_vertex_label(v, scale, seed);
     }
     entries.push_back(static_cast<global_index>(u), static_cast<global_index>(v), T{1});
   }

@@ -41,6 +41,9 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
                                                          std::span<const global_index> col_idx,
                                                          std::span<const T> values,
                                                          const build_options<Policy, Combine>& options = {}) {
+  static_assert(!tile_storage<typename Policy::storage_type>,
+                "tessera::build_from_triplets builds element storages (csr, csc, coo, a user's); a tile-stored "
+                "matrix is made by make_block_sparse, or from an element-sparse one by to_tiles");
   const stats_scope scope(comm, "build");
   const auto mapping = comm.collectively([&] {
     TESSERA_REQUIRE(rows >= 0 && cols >= 0, invalid_argument, "build_from_triplets: negative shape {} x {}", rows, cols);

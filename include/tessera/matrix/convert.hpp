@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Converting a dist_matrix to another storage policy (csr, csc, coo).
+/// Converting a dist_matrix to another element storage policy (csr, csc, coo, a user's).
 
 #include "../policy.hpp"
 #include "dist_matrix.hpp"
@@ -19,6 +19,10 @@ namespace tessera {
 template <class NewStorage, class T, class Policy>
   requires storage_policy<NewStorage>
 [[nodiscard]] dist_matrix<T, rebind_storage_t<Policy, NewStorage>> convert(const dist_matrix<T, Policy>& a) {
+  static_assert(element_storage<NewStorage> && element_storage<typename Policy::storage_type>,
+                "tessera::convert: converts between element storages (csr, csc, coo, a user's); a tile's place needs "
+                "tilings, so to tiles use to_tiles<TilePolicy>(A, mapping) and back to_elements<Policy>(A) "
+                "(matrix/convert_tiles.hpp)");
   using target = rebind_storage_t<Policy, NewStorage>;
   if constexpr (std::same_as<NewStorage, typename Policy::storage_type>) {
     return a;

@@ -7,6 +7,7 @@
 #include "../core/index_types.hpp"
 #include "../core/typed_cache.hpp"
 #include "../policy.hpp"
+#include "../storage/tiles.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -33,6 +34,12 @@ concept matrix_value = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
 /// rows map to global rows through the distribution's mapping.
 ///
 /// Build one with build_from_triplets, read_matrix_market or a generator.
+///
+/// With tile storage (`policy<block_cyclic_2d, tiles, Backend>`) it is the
+/// block-sparse matrix of bsgemm and summa: the local block holds the
+/// replicated shape and this rank's dense tiles (storage/tiles.hpp), there is
+/// no column map, and `shape()`, `row_tiles()`, `col_tiles()`, `local_tile(k)`
+/// and `density()` describe it. Make one with make_block_sparse or to_tiles.
 template <matrix_value T, matrix_policy Policy>
 class dist_matrix {
  public:
@@ -47,12 +54,15 @@ class dist_matrix {
   using mapping_type = typename Policy::mapping_type;
   using local_block_type = typename storage_type::template block<T, memory_space>;
   using col_map_type = Kokkos::View<global_index*, memory_space>;
+  /// Whether the local block is tiles (bsgemm, summa) rather than element entries (spmm, spgemm, ...).
+  static constexpr bool tiled = tile_storage<storage_type>;
 
   /// Adopt a local block (collective: computes the global nonzero count).
   ///
   /// @param local    this rank's entries; column indices are positions in `col_map`
   /// @param col_map  sorted, distinct global columns of this rank's entries
   dist_matrix(communicator comm, mapping_type mapping, local_block_type local, col_map_type col_map)
+    requires(!tiled)
       : comm_(std::move(comm)), mapping_(std::move(mapping)), local_(std::move(local)), col_map_(std::move(col_map)) {
     comm_.collectively([&] { check_local_shape(); });
     global_nnz_ = comm_.sum(local_.nnz());
@@ -60,6 +70,7 @@ class dist_matrix {
 
   /// Adopt a local block whose global nonzero count is already known (not collective).
   dist_matrix(communicator comm, mapping_type mapping, local_block_type local, col_map_type col_map, offset_type global_nnz)
+    requires(!tiled)
       : comm_(std::move(comm)),
         mapping_(std::move(mapping)),
         local_(std::move(local)),
@@ -68,23 +79,72 @@ class dist_matrix {
     check_local_shape();
   }
 
+  /// Adopt a shape and this rank's tiles (tile storage; not collective: the shape in `local` is
+  /// the same on every rank, and gives the global element count).
+  dist_matrix(communicator comm, mapping_type mapping, local_block_type local)
+    requires tiled
+      : comm_(std::move(comm)), mapping_(std::move(mapping)), local_(std::move(local)) {
+    for (std::size_t k = 0; k < local_.shape.num_nonzero_tiles(); ++k)
+      global_nnz_ += static_cast<offset_type>(local_.shape.tile_elements(k));
+    check_tiles();
+  }
+
   [[nodiscard]] global_index num_rows() const noexcept { return mapping_.global_rows(); }
   [[nodiscard]] global_index num_cols() const noexcept { return mapping_.global_cols(); }
   [[nodiscard]] offset_type global_nnz() const noexcept { return global_nnz_; }
   [[nodiscard]] offset_type local_nnz() const noexcept { return local_.nnz(); }
+  /// Rows of the local block (with tiles: of the whole tiling, which the local tiles address).
   [[nodiscard]] local_index local_rows() const noexcept { return local_.num_rows(); }
-  /// Number of distinct global columns this rank's entries touch.
+  /// Number of distinct global columns this rank's entries touch (with tiles: of the tiling).
   [[nodiscard]] local_index local_cols() const noexcept { return local_.num_cols(); }
 
   [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
   [[nodiscard]] const mapping_type& mapping() const noexcept { return mapping_; }
   [[nodiscard]] const local_block_type& local() const noexcept { return local_; }
-  /// Local column -> global column, on the policy's memory space.
+  /// The local tiles, to refine their values in place (tile storage): write into `values`, or
+  /// give it another View of the same length; the shape and the tiles' places stay.
+  [[nodiscard]] local_block_type& local() noexcept
+    requires tiled
+  {
+    return local_;
+  }
+  /// Local column -> global column, on the policy's memory space (empty with tiles).
   [[nodiscard]] const col_map_type& col_map() const noexcept { return col_map_; }
 
   /// Plans of operations on this matrix's structure (SpMM's halo plan, ...), kept by type and
   /// shared by copies, so repeated products reuse their inspector.
   [[nodiscard]] typed_cache& plan_cache() const { return *plans_; }
+
+  /// The nonzero tiles and their norms, the same on every rank (tile storage).
+  [[nodiscard]] const block_sparse_shape& shape() const noexcept
+    requires tiled
+  {
+    return local_.shape;
+  }
+  [[nodiscard]] const tiled_range& row_tiles() const noexcept
+    requires tiled
+  {
+    return local_.shape.row_tiles();
+  }
+  [[nodiscard]] const tiled_range& col_tiles() const noexcept
+    requires tiled
+  {
+    return local_.shape.col_tiles();
+  }
+  /// Fraction of elements in nonzero tiles (tile storage).
+  [[nodiscard]] double density() const noexcept
+    requires tiled
+  {
+    return local_.shape.density();
+  }
+  /// Local tile k as a column-major m x n View, in the memory space (tile storage).
+  [[nodiscard]] auto local_tile(std::size_t k) const
+    requires tiled
+  {
+    const auto& t = local_.shape.tiles()[local_.index[k]];
+    return local_.tile(k, static_cast<std::size_t>(row_tiles().size(static_cast<std::size_t>(t.row))),
+                       static_cast<std::size_t>(col_tiles().size(static_cast<std::size_t>(t.col))));
+  }
 
   /// Global index of local row `li` of this rank.
   [[nodiscard]] global_index global_row(global_index li) const noexcept {
@@ -92,6 +152,17 @@ class dist_matrix {
   }
 
  private:
+  void check_tiles() const {
+    TESSERA_REQUIRE(mapping_.grid().size() == comm_.size(), dimension_mismatch,
+                    "dist_matrix: the {} x {} grid needs {} ranks but the communicator has {}", mapping_.grid().p,
+                    mapping_.grid().q, mapping_.grid().size(), comm_.size());
+    TESSERA_REQUIRE(mapping_.row_tiles() == local_.shape.row_tiles() && mapping_.col_tiles() == local_.shape.col_tiles(),
+                    dimension_mismatch,
+                    "dist_matrix: the shape is tiled {} x {} but the distribution's tilings are {} x {}",
+                    local_.shape.row_tiles().num_tiles(), local_.shape.col_tiles().num_tiles(),
+                    mapping_.row_tiles().num_tiles(), mapping_.col_tiles().num_tiles());
+  }
+
   void check_local_shape() const {
     const local_extents ext = mapping_.extents(comm_.rank());
     TESSERA_REQUIRE(mapping_.num_ranks() == comm_.size(), dimension_mismatch,

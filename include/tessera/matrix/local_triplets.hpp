@@ -9,10 +9,32 @@
 
 namespace tessera {
 
-/// This rank's entries with global indices, sorted by local row then column
-/// (for row_block: by global row, then global column). Not collective.
+namespace detail {
 template <class T, class Policy>
-[[nodiscard]] triplets<T> local_triplets(const dist_matrix<T, Policy>& a) {
+[[nodiscard]] triplets<T> tile_triplets(const dist_matrix<T, Policy>& a) {
+  triplets<T> out;
+  const auto& tiles = a.local();
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, tiles.values);
+  const auto& rows = a.row_tiles();
+  const auto& cols = a.col_tiles();
+  for (std::size_t k = 0; k < tiles.num_tiles(); ++k) {
+    const auto& t = a.shape().tiles()[tiles.index[k]];
+    const auto ti = static_cast<std::size_t>(t.row), tj = static_cast<std::size_t>(t.col);
+    if (a.mapping().tile_owner(ti, tj) != a.comm().rank()) continue;
+    std::size_t e = tiles.offset[k];
+    for (global_index j = cols.begin(tj); j < cols.end(tj); ++j)
+      for (global_index i = rows.begin(ti); i < rows.end(ti); ++i, ++e)
+        if (host(e) != T{0}) {
+          out.rows.push_back(i);
+          out.cols.push_back(j);
+          out.values.push_back(host(e));
+        }
+  }
+  return out;
+}
+
+template <class T, class Policy>
+[[nodiscard]] triplets<T> element_triplets(const dist_matrix<T, Policy>& a) {
   using exec = typename Policy::execution_space;
   const exec space{};
   const auto coo = Policy::storage_type::to_coo(space, a.local());
@@ -36,5 +58,22 @@ template <class T, class Policy>
   }
   return out;
 }
+}  // namespace detail
+
+/// This rank's entries with global indices, sorted by local row then column
+/// (for row_block: by global row, then global column). Not collective.
+///
+/// With tile storage: the nonzero elements of the tiles this rank is the primary holder of
+/// (tile_owner), so that a replicated tile counts once over the ranks; tile by tile in shape
+/// order, each column-major.
+template <class T, class Policy>
+[[nodiscard]] triplets<T> local_triplets(const dist_matrix<T, Policy>& a) {
+  if constexpr (dist_matrix<T, Policy>::tiled) {
+    return detail::tile_triplets(a);
+  } else {
+    return detail::element_triplets(a);
+  }
+}
+
 
 }  // namespace tessera

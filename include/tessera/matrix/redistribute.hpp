@@ -34,6 +34,9 @@ template <class T, class Policy>
 template <class T, class Policy>
 [[nodiscard]] dist_matrix<T, Policy> redistribute(const dist_matrix<T, Policy>& a,
                                                   const typename Policy::mapping_type& target) {
+  static_assert(!tile_storage<typename Policy::storage_type>,
+                "tessera::redistribute works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
+                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
   const communicator& comm = a.comm();
   const stats_scope scope(comm, "redistribute");
   comm.collectively([&] {

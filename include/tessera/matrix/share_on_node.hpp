@@ -5,7 +5,7 @@
 /// (bsgemm reads A this way: no staging copy, no fetch).
 
 #include "../comm/node_shared_array.hpp"
-#include "block_sparse_matrix.hpp"
+#include "make_block_sparse.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -24,10 +24,10 @@ namespace tessera {
 /// so keep the matrix alive while you use one): destroy such matrices in the
 /// same order on every rank. `ranks_per_node` > 0 emulates
 /// smaller nodes (node_shared_array).
-template <class T, class D, class B, class E>
-[[nodiscard]] block_sparse_matrix<T, D, B, E> share_on_node(const block_sparse_matrix<T, D, B, E>& a,
-                                                            int ranks_per_node = 0) {
-  using memory_space = typename block_sparse_matrix<T, D, B, E>::memory_space;
+template <class T, matrix_policy Policy>
+  requires tile_storage<typename Policy::storage_type>
+[[nodiscard]] dist_matrix<T, Policy> share_on_node(const dist_matrix<T, Policy>& a, int ranks_per_node = 0) {
+  using memory_space = typename Policy::memory_space;
   static_assert(std::is_same_v<memory_space, Kokkos::HostSpace>,
                 "tessera::share_on_node: node-shared memory is host memory; the matrix's execution space must use "
                 "Kokkos::HostSpace");
@@ -36,12 +36,13 @@ template <class T, class D, class B, class E>
   tiles.values = Kokkos::View<T*, memory_space>(memory->local().data(), memory->local().size());
   Kokkos::deep_copy(tiles.values, a.local().values);
   tiles.node_shared = std::move(memory);
-  return block_sparse_matrix<T, D, B, E>(a.comm(), a.mapping(), a.shape(), std::move(tiles));
+  return dist_matrix<T, Policy>(a.comm(), a.mapping(), std::move(tiles));
 }
 
 /// True when `a`'s local tiles are (still) the node-shared memory share_on_node gave them.
-template <class T, class D, class B, class E>
-[[nodiscard]] bool is_node_shared(const block_sparse_matrix<T, D, B, E>& a) noexcept {
+template <class T, matrix_policy Policy>
+  requires tile_storage<typename Policy::storage_type>
+[[nodiscard]] bool is_node_shared(const dist_matrix<T, Policy>& a) noexcept {
   const auto& tiles = a.local();
   return tiles.node_shared != nullptr && tiles.values.data() == tiles.node_shared->local().data() &&
          tiles.values.extent(0) == tiles.node_shared->local().size();

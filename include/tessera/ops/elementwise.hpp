@@ -98,6 +98,9 @@ struct write_kept_entries {
 template <matrix_value T, matrix_policy Policy, class F>
   requires std::invocable<const F&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> apply(const dist_matrix<T, Policy>& a, F f) {
+  static_assert(!tile_storage<typename Policy::storage_type>,
+                "tessera::apply works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
+                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
   static_assert(value_array_block<typename dist_matrix<T, Policy>::local_block_type>,
                 "tessera::apply and scale rewrite the block's values in place: the storage's block needs them in "
                 "one `values` View (capability value_array_block); prune(A, ...) or convert<csr>(A) work on any storage");
@@ -131,6 +134,9 @@ template <matrix_value T, matrix_policy Policy>
 template <matrix_value T, matrix_policy Policy, class Predicate>
   requires std::predicate<const Predicate&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> prune(const dist_matrix<T, Policy>& a, Predicate drop) {
+  static_assert(!tile_storage<typename Policy::storage_type>,
+                "tessera::prune works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
+                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
   auto kept = a.comm().collectively([&] {
     auto entries = local_triplets(a);
     std::size_t w = 0;
@@ -189,6 +195,9 @@ csr_block<T, Mem> apply_drop_zeros_local(const csr_block<T, Mem>& in, const F& f
 template <matrix_value T, matrix_policy Policy, class F>
   requires std::invocable<const F&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> apply_drop_zeros(const dist_matrix<T, Policy>& a, F f) {
+  static_assert(!tile_storage<typename Policy::storage_type>,
+                "tessera::apply_drop_zeros works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
+                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
   if constexpr (!std::same_as<typename Policy::storage_type, csr>) {
     return convert<typename Policy::storage_type>(apply_drop_zeros(convert<csr>(a), f));
   } else {
@@ -200,8 +209,14 @@ template <matrix_value T, matrix_policy Policy, class F>
 
 
 /// C = A + B (collective). A and B must have the same shape and the same mapping (any distribution).
-template <matrix_value T, matrix_policy Policy>
-[[nodiscard]] dist_matrix<T, Policy> add(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
+/// Where both store an entry the two are folded by `combine` (summed by default; any `T(T, T)`
+/// callable in the execution space, e.g. combine::max or a semiring's addition).
+template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
+[[nodiscard]] dist_matrix<T, Policy> add(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+                                         Combine combine = {}) {
+  static_assert(!tile_storage<typename Policy::storage_type>,
+                "tessera::add works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
+                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
   a.comm().collectively([&] {
     detail::require_same_ranks("add", a.comm(), b.comm(), "B");
     TESSERA_REQUIRE(a.num_rows() == b.num_rows() && a.num_cols() == b.num_cols(), dimension_mismatch,
@@ -214,8 +229,8 @@ template <matrix_value T, matrix_policy Policy>
   both.rows.insert(both.rows.end(), more.rows.begin(), more.rows.end());
   both.cols.insert(both.cols.end(), more.cols.begin(), more.cols.end());
   both.values.insert(both.values.end(), more.values.begin(), more.values.end());
-  // Both sides' entries of a row live on the same rank: assemble in place, summing where both store one.
-  return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), both, combine::sum{});
+  // Both sides' entries of a row live on the same rank: assemble in place, folding where both store one.
+  return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), both, combine);
 }
 
 /// One value per row: `op` folded over the row's stored values (T{} for a row

@@ -28,7 +28,9 @@
 #include "../storage/csr.hpp"
 #include "../matrix/to_view.hpp"
 #include "detail/operand_checks.hpp"
+#include "elementwise.hpp"
 #include "semiring.hpp"
+#include "transpose.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <KokkosKernels_Handle.hpp>
@@ -66,7 +68,17 @@ enum class spgemm_kernel {
   gustavson,       ///< tessera's row-wise Gustavson, dense accumulators: any semiring; no mask, no budget; host spaces only
 };
 
-/// Options of spgemm.
+/// Which entries of a mask select C's entries (GraphBLAS's GrB_STRUCTURE or the default value mask).
+enum class mask_kind {
+  structure,  ///< every stored entry of the mask, whatever its value
+  values,     ///< the stored entries whose value is nonzero
+};
+
+/// Options of spgemm, spgemm_masked and spgemm_accumulate: a plain aggregate. The semiring is
+/// deduced, so no template argument is spelled:
+/// @code
+/// auto d = tessera::spgemm(A, A, tessera::spgemm_options{.ring = tessera::semirings::min_plus{}});
+/// @endcode
 template <class Semiring = semirings::plus_times>
 struct spgemm_options {
   Semiring ring{};
@@ -77,6 +89,16 @@ struct spgemm_options {
   std::size_t memory_budget_bytes = 0;
   /// If set, receives the number of row batches this rank used.
   std::size_t* batches = nullptr;
+  /// Multiply A^T instead of A, B^T instead of B (GraphBLAS's GrB_INP0 / GrB_INP1 = GrB_TRAN).
+  /// The operand is transposed first (transpose(), its traffic counted under "transpose").
+  bool transpose_a = false;
+  bool transpose_b = false;
+  /// Which of the mask's entries select (spgemm_masked, spgemm_accumulate with a mask).
+  tessera::mask_kind mask = tessera::mask_kind::structure;
+  /// Keep the entries the mask does NOT select (GrB_COMP). The kernels prune by a stored mask, so
+  /// the complement is applied to the unmasked product: the work and memory of A * B, then one
+  /// local pass over C and the mask.
+  bool complement_mask = false;
 };
 
 namespace detail {
@@ -583,36 +605,137 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
 
 }  // namespace detail
 
+namespace detail {
+
+/// Semiring addition as a combine (device-callable): what spgemm_accumulate folds C and A * B with.
+template <class Semiring>
+struct semiring_add {
+  Semiring ring;
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T operator()(const T& x, const T& y) const {
+    return ring.add(x, y);
+  }
+};
+
+/// `c` without the entries `mask` selects (same row split; not communicating beyond the agreement).
+template <matrix_value T, matrix_policy Policy>
+dist_matrix<T, Policy> drop_selected(const dist_matrix<T, Policy>& c, const dist_matrix<T, Policy>& mask,
+                                     mask_kind kind) {
+  auto kept = c.comm().collectively([&] {
+    const auto m = local_triplets(mask);
+    std::vector<std::pair<global_index, global_index>> selected;
+    selected.reserve(m.size());
+    for (std::size_t k = 0; k < m.size(); ++k)
+      if (kind == mask_kind::structure || m.values[k] != T{0}) selected.emplace_back(m.rows[k], m.cols[k]);
+    std::sort(selected.begin(), selected.end());
+    auto entries = local_triplets(c);
+    std::size_t w = 0;
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      if (std::binary_search(selected.begin(), selected.end(), std::pair(entries.rows[k], entries.cols[k]))) continue;
+      entries.rows[w] = entries.rows[k];
+      entries.cols[w] = entries.cols[k];
+      entries.values[w] = entries.values[k];
+      ++w;
+    }
+    entries.rows.resize(w);
+    entries.cols.resize(w);
+    entries.values.resize(w);
+    return entries;
+  });
+  return assemble_owned<T, Policy>(c.comm(), c.mapping(), kept, combine::any{});
+}
+
+/// A * B with the options' transposes and mask semantics, on whole-row distributions.
+template <matrix_value T, matrix_policy Policy, class Semiring>
+dist_matrix<T, Policy> product(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+                               const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
+  if (options.transpose_a || options.transpose_b) {
+    auto plain = options;
+    plain.transpose_a = plain.transpose_b = false;
+    if (options.transpose_a && options.transpose_b) return product(transpose(a), transpose(b), mask, plain);
+    if (options.transpose_a) return product(transpose(a), b, mask, plain);
+    return product(a, transpose(b), mask, plain);
+  }
+  if (mask == nullptr) return multiply(a, b, mask, options);
+  if (options.complement_mask) {
+    // Checked here as multiply checks a mask it is given: the unmasked product never sees it.
+    a.comm().collectively([&] {
+      require_same_ranks("spgemm", a.comm(), mask->comm(), "the mask");
+      TESSERA_REQUIRE(mask->num_rows() == a.num_rows() && mask->num_cols() == b.num_cols(), dimension_mismatch,
+                      "spgemm: the mask is {} x {} but A * B is {} x {}", mask->num_rows(), mask->num_cols(),
+                      a.num_rows(), b.num_cols());
+      TESSERA_REQUIRE(same_rows(mask->mapping(), a.mapping()), dimension_mismatch,
+                      "spgemm: the mask must split its rows like A; redistribute it first");
+    });
+    return drop_selected(multiply(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options), *mask,
+                         options.mask);
+  }
+  if (options.mask == mask_kind::values) {
+    const auto selecting = prune(*mask, [](const T& v) { return v == T{0}; });
+    return multiply(a, b, &selecting, options);
+  }
+  return multiply(a, b, mask, options);
+}
+
+}  // namespace detail
+
+#define TESSERA_SPGEMM_NEEDS_WHOLE_ROWS                                                                            \
+  "tessera::spgemm needs a distribution whose ranks own whole rows (capability whole_row_mapping: row_owner, "   \
+  "local_row, with_shape); 2-D and replicated distributions do not have it: redistribute A and B to row_block (or " \
+  "your own row distribution) first"
+
 /// C = A * B over a semiring (plus-times by default), split like A's rows, in A's storage
 /// (collective). Needs whole rows on each rank; storages other than csr are converted to CSR
-/// and back (O(nnz), local). Traffic is counted under "spgemm".
+/// and back (O(nnz), local). Traffic is counted under "spgemm". `options.transpose_a` /
+/// `transpose_b` multiply A^T / B^T.
 template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
 [[nodiscard]] dist_matrix<T, Policy> spgemm(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                             const spgemm_options<Semiring>& options = {}) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>,
-                "tessera::spgemm needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
-                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
-                "A and B to row_block (or your own row distribution) first");
+  static_assert(whole_row_mapping<typename Policy::mapping_type>, TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
   if constexpr (whole_row_mapping<typename Policy::mapping_type>)
-    return detail::multiply(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options);
+    return detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options);
   else
     return a;  // refused above; not instantiating the algorithm keeps the compiler's report to that sentence
 }
 
-/// C<M> = A * B: only the entries where the mask M stores one (collective).
-/// M is m x n and split like A's rows.
+/// C<M> = A * B: only the entries the mask M selects (collective). M is m x n and split like
+/// A's rows (like A^T's with transpose_a). `options.mask` selects by structure (default) or by
+/// nonzero value; `options.complement_mask` keeps the entries M does not select (GrB_COMP).
 template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
 [[nodiscard]] dist_matrix<T, Policy> spgemm_masked(const dist_matrix<T, Policy>& mask, const dist_matrix<T, Policy>& a,
                                                    const dist_matrix<T, Policy>& b,
                                                    const spgemm_options<Semiring>& options = {}) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>,
-                "tessera::spgemm needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
-                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
-                "A and B to row_block (or your own row distribution) first");
+  static_assert(whole_row_mapping<typename Policy::mapping_type>, TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
   if constexpr (whole_row_mapping<typename Policy::mapping_type>)
-    return detail::multiply(a, b, &mask, options);
+    return detail::product(a, b, &mask, options);
   else
     return a;
 }
+
+/// C = C ⊕ A * B: the product accumulated into an existing C with the semiring's addition where
+/// both store an entry, C's other entries kept (GrB_mxm with an accumulator). C must be
+/// distributed as the product is (A's rows, B's columns). Collective. Arguments in tessera's
+/// order: the mask (if any), the operands, the output, the options (as spmm(A, X, Y)).
+template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
+void spgemm_accumulate(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b, dist_matrix<T, Policy>& c,
+                       const spgemm_options<Semiring>& options = {}) {
+  static_assert(whole_row_mapping<typename Policy::mapping_type>, TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
+  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+    c = add(c, detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options),
+            detail::semiring_add<Semiring>{options.ring});
+}
+
+/// C<M> = C ⊕ A * B: accumulated only where the mask selects (options.mask, complement_mask), C's
+/// entries elsewhere kept as they are (GrB_mxm with a mask and an accumulator, no GrB_REPLACE).
+template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
+void spgemm_accumulate(const dist_matrix<T, Policy>& mask, const dist_matrix<T, Policy>& a,
+                       const dist_matrix<T, Policy>& b, dist_matrix<T, Policy>& c,
+                       const spgemm_options<Semiring>& options = {}) {
+  static_assert(whole_row_mapping<typename Policy::mapping_type>, TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
+  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+    c = add(c, detail::product(a, b, &mask, options), detail::semiring_add<Semiring>{options.ring});
+}
+
+#undef TESSERA_SPGEMM_NEEDS_WHOLE_ROWS
 
 }  // namespace tessera

@@ -14,7 +14,9 @@
 #include "../core/error.hpp"
 #include "../distribution/block_cyclic_2d.hpp"
 #include "../kernels/tile_gemm.hpp"
-#include "../matrix/block_sparse_matrix.hpp"
+#include "../concepts/distribution.hpp"
+#include "../matrix/dist_matrix.hpp"
+#include "../matrix/make_block_sparse.hpp"
 #include "../matrix/gather.hpp"
 #include "detail/operand_checks.hpp"
 
@@ -28,16 +30,32 @@
 
 namespace tessera {
 
-/// The inspected plan of C = alpha * A * B + beta * C by SUMMA (all operands block_cyclic_2d on one grid).
-template <class T, class Backend, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+/// The inspected plan of C = alpha * A * B + beta * C by SUMMA (A and B tile-dealt on one grid;
+/// C distributed as A is).
+template <class T, matrix_policy PolicyA, matrix_policy PolicyB = PolicyA>
 class summa_plan {
+  static_assert(tile_storage<typename PolicyA::storage_type> && tile_storage<typename PolicyB::storage_type>,
+                "tessera::summa: A and B must be tile-stored (policy<block_cyclic_2d, tiles, backend_type>); convert an "
+                "element-sparse matrix with to_tiles");
+  static_assert(tile_grid_mapping<typename PolicyA::mapping_type> && tile_grid_mapping<typename PolicyB::mapping_type>,
+                "tessera::summa: A's and B's distributions must deal tile rows over grid rows and tile columns over "
+                "grid columns, one rank per tile (tile_grid_mapping, e.g. block_cyclic_2d); move them there with "
+                "to_tiles");
+  static_assert(std::is_same_v<typename PolicyA::execution_space, typename PolicyB::execution_space>,
+                "tessera::summa: A and B must use the same execution space");
+
  public:
-  using matrix_type = block_sparse_matrix<T, block_cyclic_2d, Backend, ExecutionSpace>;
-  using memory_space = typename ExecutionSpace::memory_space;
-  using backend_context = typename Backend::context;
+  using execution_space = typename PolicyA::execution_space;
+  using backend_type = typename PolicyA::backend_type;
+  using a_type = dist_matrix<T, PolicyA>;
+  using b_type = dist_matrix<T, PolicyB>;
+  /// C is distributed as A is, with A's rows and B's columns.
+  using c_type = dist_matrix<T, PolicyA>;
+  using memory_space = typename execution_space::memory_space;
+  using backend_context = typename backend_type::context;
 
   /// Inspect A's and B's shapes (and C's, kept when given). Collective.
-  summa_plan(const matrix_type& a, const matrix_type& b, const block_sparse_shape* c_shape = nullptr)
+  summa_plan(const a_type& a, const b_type& b, const block_sparse_shape* c_shape = nullptr)
       : comm_(a.comm()) {
     const auto& grid = a.mapping().grid();
     comm_.collectively([&] {
@@ -52,14 +70,15 @@ class summa_plan {
                           (c_shape->row_tiles() == a.row_tiles() && c_shape->col_tiles() == b.col_tiles()),
                       dimension_mismatch, "summa: C must be tiled like A's rows and B's columns");
     });
-    c_mapping_ = block_cyclic_2d::mapping(grid, a.row_tiles(), b.col_tiles(), b.mapping().column_owners());
+    c_mapping_ = a.mapping().with_tiles(a.row_tiles(), b.col_tiles(), b.mapping().column_owners());
     const int me = comm_.rank(), r = grid.row_of(me), c = grid.col_of(me);
     const auto& as = a.shape();
     const auto& bs = b.shape();
     // This rank's C tiles, then everybody's.
     std::vector<std::int64_t> coords;
     std::vector<char> mark(bs.col_tiles().num_tiles());
-    for (std::size_t ti = static_cast<std::size_t>(r); ti < as.row_tiles().num_tiles(); ti += static_cast<std::size_t>(grid.p)) {
+    for (std::size_t ti = 0; ti < as.row_tiles().num_tiles(); ++ti) {
+      if (a.mapping().tile_row_owner(ti) != r) continue;
       std::fill(mark.begin(), mark.end(), 0);
       for (std::size_t e = as.row_begin(ti); e < as.row_end(ti); ++e) {
         const auto kk = static_cast<std::size_t>(as.tiles()[e].col);
@@ -101,7 +120,7 @@ class summa_plan {
       for (std::size_t e = as.col_begin(kk); e < as.col_end(kk); ++e) {
         const std::size_t t = as.by_col()[e];
         const auto ti = static_cast<std::size_t>(as.tiles()[t].row);
-        if (static_cast<int>(ti % static_cast<std::size_t>(grid.p)) != r) continue;
+        if (a.mapping().tile_row_owner(ti) != r) continue;
         const int owner = a.mapping().tile_owner(ti, kk);
         s.gets_a.push_back({owner, a_offset[static_cast<std::size_t>(owner)][t], a_fill, as.tile_elements(t)});
         a_here.emplace_back(t, a_fill);
@@ -135,16 +154,16 @@ class summa_plan {
     for (int k = 0; k < 2; ++k) {
       a_buf_[k] = Kokkos::View<T*, memory_space>("tessera::summa::a", a_max);
       b_buf_[k] = Kokkos::View<T*, memory_space>("tessera::summa::b", b_max);
-      a_landing_[k] = mpi_buffer_for<Backend>(a_buf_[k]);
-      b_landing_[k] = mpi_buffer_for<Backend>(b_buf_[k]);
+      a_landing_[k] = mpi_buffer_for<backend_type>(a_buf_[k]);
+      b_landing_[k] = mpi_buffer_for<backend_type>(b_buf_[k]);
     }
-    context_ = std::make_unique<backend_context>(comm_, typename Backend::options{});
+    context_ = std::make_unique<backend_context>(comm_, typename backend_type::options{});
     a_stage_ = window_type(*context_, a.local().num_elements());
     b_stage_ = window_type(*context_, b.local().num_elements());
   }
 
   /// C = alpha * A * B + beta * C (collective); C gets the plan's shape.
-  void apply(T alpha, const matrix_type& a, const matrix_type& b, T beta, matrix_type& c) {
+  void apply(T alpha, const a_type& a, const b_type& b, T beta, c_type& c) {
     comm_.collectively([&] {
       detail::require_product_operands("summa", comm_, a, b, c);
       TESSERA_REQUIRE(a.shape().same_pattern_as(a_shape_) && b.shape().same_pattern_as(b_shape_), invalid_argument,
@@ -171,7 +190,7 @@ class summa_plan {
     }
     Kokkos::deep_copy(a_stage_.local(), a.local().values);
     Kokkos::deep_copy(b_stage_.local(), b.local().values);
-    fence_before_mpi(ExecutionSpace());
+    fence_before_mpi(execution_space());
     context_->barrier();
     std::vector<request> in_flight;
     auto start = [&](std::size_t k) {
@@ -189,18 +208,19 @@ class summa_plan {
       copy_from_mpi(a_buf_[k % 2], a_landing_[k % 2]);
       copy_from_mpi(b_buf_[k % 2], b_landing_[k % 2]);
       const Kokkos::View<const T*, memory_space> ap = a_buf_[k % 2], bp = b_buf_[k % 2];
-      kernels::tile_gemms<ExecutionSpace, T, memory_space>(steps_[k].products, alpha, ap, bp, tiles.values);
+      kernels::tile_gemms<execution_space, T, memory_space>(steps_[k].products, alpha, ap, bp, tiles.values);
     }
-    ExecutionSpace().fence();
+    execution_space().fence();
     context_->barrier();
     auto shape = detail::refresh_norms(comm_, c_mapping_, c_shape_, tiles);
-    c = matrix_type(comm_, c_mapping_, std::move(shape), std::move(tiles));
+    c = c_type(comm_, c_mapping_, typename c_type::local_block_type(std::move(tiles), std::move(shape)));
   }
 
   /// A zero C with the plan's mapping and shape.
-  [[nodiscard]] matrix_type make_c() const {
-    return matrix_type(comm_, c_mapping_, c_shape_,
-                       detail::allocate_tiles<T, memory_space>(c_mapping_, c_shape_, comm_.rank()));
+  [[nodiscard]] c_type make_c() const {
+    return c_type(comm_, c_mapping_,
+                  typename c_type::local_block_type(
+                      detail::allocate_tiles<T, memory_space>(c_mapping_, c_shape_, comm_.rank()), c_shape_));
   }
   /// Flops of one apply, summed over ranks; steps (inner tile indices with work) on this rank.
   [[nodiscard]] double flops() const noexcept { return flops_; }
@@ -217,36 +237,37 @@ class summa_plan {
   };
 
   communicator comm_;
-  block_cyclic_2d::mapping c_mapping_;
+  typename PolicyA::mapping_type c_mapping_;
   block_sparse_shape c_shape_;
   block_sparse_shape a_shape_, b_shape_;  ///< the patterns the plan was made for
   std::vector<step> steps_;
   double local_flops_ = 0, flops_ = 0;
   Kokkos::View<T*, memory_space> a_buf_[2], b_buf_[2];
-  using window_type = staging_window<T, memory_space, Backend>;
+  using window_type = staging_window<T, memory_space, backend_type>;
   // Where the gets land (comm/mpi_memory.hpp): the panels themselves where MPI reaches them.
-  decltype(mpi_buffer_for<Backend>(std::declval<Kokkos::View<T*, memory_space>>())) a_landing_[2], b_landing_[2];
+  decltype(mpi_buffer_for<backend_type>(std::declval<Kokkos::View<T*, memory_space>>())) a_landing_[2], b_landing_[2];
   std::unique_ptr<backend_context> context_;
   window_type a_stage_, b_stage_;
 };
 
+/// Deduces the plan's policies from its operands: `summa_plan plan(a, b);`
+template <class T, class PolicyA, class PolicyB, class... Rest>
+summa_plan(const dist_matrix<T, PolicyA>&, const dist_matrix<T, PolicyB>&, Rest&&...) -> summa_plan<T, PolicyA, PolicyB>;
+
 /// C = alpha * A * B by SUMMA (collective); C follows A's rows and B's columns.
-template <class T, class Backend, class E>
-[[nodiscard]] block_sparse_matrix<T, block_cyclic_2d, Backend, E> summa(
-    T alpha, const block_sparse_matrix<T, block_cyclic_2d, Backend, E>& a,
-    const block_sparse_matrix<T, block_cyclic_2d, Backend, E>& b) {
-  summa_plan<T, Backend, E> plan(a, b);
+template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
+[[nodiscard]] dist_matrix<T, PolicyA> summa(T alpha, const dist_matrix<T, PolicyA>& a, const dist_matrix<T, PolicyB>& b) {
+  summa_plan<T, PolicyA, PolicyB> plan(a, b);
   auto c = plan.make_c();
   plan.apply(alpha, a, b, T{0}, c);
   return c;
 }
 
 /// C = alpha * A * B + beta * C by SUMMA (collective).
-template <class T, class Backend, class E>
-void summa(T alpha, const block_sparse_matrix<T, block_cyclic_2d, Backend, E>& a,
-           const block_sparse_matrix<T, block_cyclic_2d, Backend, E>& b, T beta,
-           block_sparse_matrix<T, block_cyclic_2d, Backend, E>& c) {
-  summa_plan<T, Backend, E> plan(a, b, beta != T{0} ? &c.shape() : nullptr);
+template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
+void summa(T alpha, const dist_matrix<T, PolicyA>& a, const dist_matrix<T, PolicyB>& b, T beta,
+           dist_matrix<T, PolicyA>& c) {
+  summa_plan<T, PolicyA, PolicyB> plan(a, b, beta != T{0} ? &c.shape() : nullptr);
   plan.apply(alpha, a, b, beta, c);
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 /// @file
-/// block_sparse_matrix: a distributed matrix of dense tiles with irregular
-/// boundaries, only nonzero tiles stored, over a tile distribution
-/// (block_cyclic_2d or replicated_columns).
+/// make_block_sparse and gather_dense: making and reading a tile-stored dist_matrix
+/// (`dist_matrix<T, policy<block_cyclic_2d, tiles, Backend>>`, the block-sparse matrix), and the
+/// shape bookkeeping its operations share (tile offsets, norms agreed over ranks).
 
 #include "../comm/communicator.hpp"
 #include "../comm/mpi_check.hpp"
@@ -11,6 +11,8 @@
 #include "../distribution/block_cyclic_2d.hpp"
 #include "../distribution/replicated_columns.hpp"
 #include "../storage/block_sparse.hpp"
+#include "../storage/tiles.hpp"
+#include "dist_matrix.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -20,75 +22,6 @@
 #include <vector>
 
 namespace tessera {
-
-/// A distribution whose mapping places whole tiles: it knows both tilings and
-/// which ranks hold a tile (one rank, or a replica on each of p grid rows).
-template <class D>
-concept tile_distribution = requires { typename D::mapping; } &&
-    requires(const typename D::mapping& m, int rank, std::size_t t) {
-      { m.row_tiles() } -> std::same_as<const tiled_range&>;
-      { m.col_tiles() } -> std::same_as<const tiled_range&>;
-      { m.grid() } -> std::same_as<const process_grid&>;
-      { m.holds(rank, t, t) } -> std::same_as<bool>;
-      { m.tile_owner(t, t) } -> std::convertible_to<int>;
-    };
-
-/// A distributed block-sparse matrix.
-///
-/// Every rank keeps the replicated shape (nonzero tiles and their norms) and
-/// the values of the tiles its distribution gives it, in shape order, in one
-/// View of the execution space's memory space. Tiles are column-major.
-///
-/// @tparam Distribution block_cyclic_2d or replicated_columns (any tile_distribution)
-/// @tparam Backend      the communication backend of the operations on it (bsgemm, summa)
-template <class T, class Distribution, class Backend, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
-class block_sparse_matrix {
-  static_assert(std::is_floating_point_v<T>, "tessera::block_sparse_matrix: tiles hold float or double values");
-  static_assert(tile_distribution<Distribution>,
-                "tessera::block_sparse_matrix: the distribution must place whole tiles (block_cyclic_2d or "
-                "replicated_columns): a mapping with row_tiles(), col_tiles(), grid(), holds(rank, ti, tj), tile_owner");
-  static_assert(communication_backend<Backend>,
-                "tessera::block_sparse_matrix: the backend must be a communication backend (mpi_rma, progress_rank, "
-                "aggregator)");
-
- public:
-  using value_type = T;
-  using distribution_type = Distribution;
-  using mapping_type = typename Distribution::mapping;
-  using backend_type = Backend;
-  using execution_space = ExecutionSpace;
-  using memory_space = typename ExecutionSpace::memory_space;
-  using tiles_type = block_sparse_tiles<T, memory_space>;
-
-  /// Adopt a shape and this rank's tiles (not collective; the shape must be the same on every rank).
-  block_sparse_matrix(communicator comm, mapping_type mapping, block_sparse_shape shape, tiles_type local)
-      : comm_(std::move(comm)), mapping_(std::move(mapping)), shape_(std::move(shape)), local_(std::move(local)) {}
-
-  [[nodiscard]] global_index num_rows() const noexcept { return shape_.row_tiles().extent(); }
-  [[nodiscard]] global_index num_cols() const noexcept { return shape_.col_tiles().extent(); }
-  [[nodiscard]] const tiled_range& row_tiles() const noexcept { return shape_.row_tiles(); }
-  [[nodiscard]] const tiled_range& col_tiles() const noexcept { return shape_.col_tiles(); }
-  [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
-  [[nodiscard]] const mapping_type& mapping() const noexcept { return mapping_; }
-  [[nodiscard]] const block_sparse_shape& shape() const noexcept { return shape_; }
-  [[nodiscard]] const tiles_type& local() const noexcept { return local_; }
-  [[nodiscard]] tiles_type& local() noexcept { return local_; }
-  /// Fraction of elements in nonzero tiles.
-  [[nodiscard]] double density() const noexcept { return shape_.density(); }
-
-  /// Local tile k as a column-major m x n View.
-  [[nodiscard]] typename tiles_type::tile_view local_tile(std::size_t k) const {
-    const auto& t = shape_.tiles()[local_.index[k]];
-    return local_.tile(k, static_cast<std::size_t>(row_tiles().size(static_cast<std::size_t>(t.row))),
-                       static_cast<std::size_t>(col_tiles().size(static_cast<std::size_t>(t.col))));
-  }
-
- private:
-  communicator comm_;
-  mapping_type mapping_;
-  block_sparse_shape shape_;
-  tiles_type local_;
-};
 
 namespace detail {
 /// Where each tile of `shape` held by `rank` starts in that rank's values (shape order), and the total.
@@ -171,19 +104,26 @@ block_sparse_shape refresh_norms(const communicator& comm, const Mapping& mappin
 }
 }  // namespace detail
 
-/// Build a block-sparse matrix from a pattern and an element function (collective).
+/// Build a tile-stored matrix from a pattern and an element function (collective).
+///
+/// @code
+/// using tiled = tessera::policy<tessera::block_cyclic_2d, tessera::tiles, tessera::mpi_rma>;
+/// auto a = tessera::make_block_sparse<double, tiled>(comm, mapping, nonzero, value);
+/// @endcode
 ///
 /// `nonzero(ti, tj)` says whether tile (ti, tj) is stored (it must give the
 /// same answer on every rank); `value(i, j)` gives element (i, j) of a stored
 /// tile. Each rank fills only the tiles it holds; the norms are then agreed.
 /// Raises tessera::error on every rank if the mapping's tilings or grid do not
 /// match the communicator.
-template <class T, class Distribution, class Backend, class ExecutionSpace = Kokkos::DefaultExecutionSpace,
-          class Pattern, class Values>
-[[nodiscard]] block_sparse_matrix<T, Distribution, Backend, ExecutionSpace> make_block_sparse(
-    const communicator& comm, const typename Distribution::mapping& mapping, Pattern&& nonzero, Values&& value) {
-  using matrix = block_sparse_matrix<T, Distribution, Backend, ExecutionSpace>;
-  using memory = typename ExecutionSpace::memory_space;
+template <class T, matrix_policy Policy, class Pattern, class Values>
+[[nodiscard]] dist_matrix<T, Policy> make_block_sparse(const communicator& comm,
+                                                       const typename Policy::mapping_type& mapping, Pattern&& nonzero,
+                                                       Values&& value) {
+  static_assert(tile_storage<typename Policy::storage_type>,
+                "tessera::make_block_sparse: the policy's storage must be tiles (policy<block_cyclic_2d, tiles, "
+                "Backend>); element-sparse matrices are made by build_from_triplets");
+  using memory = typename Policy::memory_space;
   auto [shape, tiles] = comm.collectively([&] {
     TESSERA_REQUIRE(mapping.grid().size() == comm.size(), dimension_mismatch,
                     "make_block_sparse: the {} x {} grid needs {} ranks but the communicator has {}", mapping.grid().p,
@@ -208,13 +148,14 @@ template <class T, class Distribution, class Backend, class ExecutionSpace = Kok
     return std::pair{std::move(s), std::move(t)};
   });
   shape = detail::refresh_norms(comm, mapping, shape, tiles);
-  return matrix(comm, mapping, std::move(shape), std::move(tiles));
+  return dist_matrix<T, Policy>(comm, mapping, typename Policy::storage_type::template block<T, memory>(std::move(tiles), std::move(shape)));
 }
 
 /// The whole matrix, dense and column-major (m * n values, element (i, j) at i + j * m), on every rank.
 /// Collective; for tests and small checks.
-template <class T, class D, class B, class E>
-[[nodiscard]] std::vector<T> gather_dense(const block_sparse_matrix<T, D, B, E>& a) {
+template <class T, matrix_policy Policy>
+  requires tile_storage<typename Policy::storage_type>
+[[nodiscard]] std::vector<T> gather_dense(const dist_matrix<T, Policy>& a) {
   const auto m = static_cast<std::size_t>(a.num_rows()), n = static_cast<std::size_t>(a.num_cols());
   std::vector<T> dense(m * n, T{0});
   const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().values);
