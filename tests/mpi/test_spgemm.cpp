@@ -137,13 +137,6 @@ TEST_CASE("masked spgemm keeps only the mask's entries") {
 
 namespace {
 // The serial reference of GrB_mxm's pieces on gathered matrices.
-host_csr<double> transposed(const host_csr<double>& a) {
-  triplets<double> t;
-  for (global_index i = 0; i < a.rows; ++i)
-    for (offset_type e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
-      t.push_back(a.col_idx[static_cast<std::size_t>(e)], i, a.values[static_cast<std::size_t>(e)]);
-  return host_csr<double>::from_triplets(a.cols, a.rows, t);
-}
 
 // The entries of `c` that `keep(i, j)` accepts.
 template <class Keep>
@@ -187,11 +180,11 @@ TEST_CASE_TEMPLATE("GraphBLAS mxm: transposed inputs, valued and complemented ma
 
   SUBCASE("A^T * B and A^T * A^T^T: transposes done by the operation") {
     test::require_equal(spgemm(a, b, spgemm_options{.transpose_a = true}),
-                        reference_product(transposed(ha), hb, ring), 1e-12);
+                        reference_product(test::transposed(ha), hb, ring), 1e-12);
     test::require_equal(spgemm(sq, sq, spgemm_options{.transpose_a = true, .transpose_b = true}),
-                        reference_product(transposed(hsq), transposed(hsq), ring), 1e-12);
+                        reference_product(test::transposed(hsq), test::transposed(hsq), ring), 1e-12);
     test::require_equal(spgemm(b, a, spgemm_options{.ring = semirings::min_plus{}, .transpose_a = true}),
-                        reference_product(transposed(hb), ha, semirings::min_plus{}), 1e-12);
+                        reference_product(test::transposed(hb), ha, semirings::min_plus{}), 1e-12);
   }
   // A mask with explicit zeros: a structural mask selects them, a valued one does not.
   triplets<double> mt;
@@ -199,7 +192,7 @@ TEST_CASE_TEMPLATE("GraphBLAS mxm: transposed inputs, valued and complemented ma
     for (global_index j = 0; j < 11; j += 1 + (i % 3)) mt.push_back(i, j, (i + j) % 2 == 0 ? 0.0 : 1.5);
   const auto mask = build_from_triplets<double, P>(comm, 13, 11, mt);
   const auto hm = gather_to_all(mask);
-  const auto full = reference_product(transposed(ha), hb, ring);
+  const auto full = reference_product(test::transposed(ha), hb, ring);
   const auto structure = [&](global_index i, global_index j) { return stored(hm, i, j).has_value(); };
   const auto values = [&](global_index i, global_index j) { return stored(hm, i, j).value_or(0.0) != 0.0; };
   SUBCASE("structural, valued and complemented masks") {
@@ -220,7 +213,7 @@ TEST_CASE_TEMPLATE("GraphBLAS mxm: transposed inputs, valued and complemented ma
     test::require_equal(c, accumulated(c0, full, std::plus<double>{}), 1e-12);
 
     const auto c1 = gather_to_all(c);
-    const auto tropical = reference_product(transposed(ha), hb, semirings::min_plus{});
+    const auto tropical = reference_product(test::transposed(ha), hb, semirings::min_plus{});
     spgemm_accumulate(mask, a, b, c,
                       spgemm_options{.ring = semirings::min_plus{}, .transpose_a = true, .mask = mask_kind::values,
                                      .complement_mask = true});

@@ -7,13 +7,6 @@ using namespace tessera;
 
 namespace {
 
-host_csr<double> transposed(const host_csr<double>& a) {
-  triplets<double> t;
-  for (global_index i = 0; i < a.rows; ++i)
-    for (offset_type e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
-      t.push_back(a.col_idx[static_cast<std::size_t>(e)], i, a.values[static_cast<std::size_t>(e)]);
-  return host_csr<double>::from_triplets(a.cols, a.rows, t);
-}
 
 template <class P>
 std::vector<dist_matrix<double, P>> inputs(const communicator& comm) {
@@ -35,7 +28,7 @@ TEST_CASE_TEMPLATE("transpose by routing and by slots equals the serial transpos
                    policy<row_block, coo, aggregator>) {
   const auto& comm = test::world();
   for (const auto& a : inputs<P>(comm)) {
-    const auto reference = transposed(gather_to_all(a));
+    const auto reference = test::transposed(gather_to_all(a));
     for (auto algorithm : {transpose_algorithm::route, transpose_algorithm::slots}) {
       INFO("algorithm " << static_cast<int>(algorithm) << ", A " << a.num_rows() << " x " << a.num_cols());
       const auto at = transpose(a, algorithm);
@@ -50,7 +43,7 @@ TEST_CASE_TEMPLATE("transpose by routing and by slots equals the serial transpos
 
 TEST_CASE("transpose by slots on progress ranks" * doctest::skip(!test::progress_ranks_requested())) {
   using P = policy<row_block, csr, progress_rank>;
-  for (const auto& a : inputs<P>(test::world())) test::require_equal(transpose(a, transpose_algorithm::slots), transposed(gather_to_all(a)));
+  for (const auto& a : inputs<P>(test::world())) test::require_equal(transpose(a, transpose_algorithm::slots), test::transposed(gather_to_all(a)));
 }
 
 TEST_CASE("transpose by routing moves each off-rank entry once") {
@@ -82,7 +75,7 @@ TEST_CASE_TEMPLATE("transpose of a block-diagonal matrix moves no entries", P, p
   const auto at = transpose(a);
   // Only the sizes travel (Alltoall, P-1 messages of 8 bytes).
   CHECK(comm.stats().of("transpose").bytes == 8 * static_cast<std::uint64_t>(comm.size() - 1));
-  test::require_equal(at, transposed(gather_to_all(a)));
+  test::require_equal(at, test::transposed(gather_to_all(a)));
   test::require_equal(transpose(at), gather_to_all(a));
 }
 

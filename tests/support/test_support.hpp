@@ -67,6 +67,15 @@ void require_equal(const dist_matrix<T, Policy>& a, const host_csr<T>& reference
   REQUIRE(result.equal);
 }
 
+/// The serial reference transpose.
+inline host_csr<double> transposed(const host_csr<double>& a) {
+  triplets<double> t;
+  for (global_index i = 0; i < a.rows; ++i)
+    for (offset_type e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+      t.push_back(a.col_idx[static_cast<std::size_t>(e)], i, a.values[static_cast<std::size_t>(e)]);
+  return host_csr<double>::from_triplets(a.cols, a.rows, t);
+}
+
 /// Run `operation`, which must raise a tessera::error of `kind` whose message contains `fragment`
 /// on this rank (every rank calls it: the error must be raised everywhere, with nothing left in flight).
 template <class Operation>

@@ -31,6 +31,21 @@ struct triplets {
     cols.push_back(col);
     values.push_back(value);
   }
+  /// Keep the entries for which `keep(row, col, value)` is true, in their order.
+  template <class Keep>
+  void retain(Keep&& keep) {
+    std::size_t w = 0;
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      if (!keep(rows[k], cols[k], values[k])) continue;
+      rows[w] = rows[k];
+      cols[w] = cols[k];
+      values[w] = values[k];
+      ++w;
+    }
+    rows.resize(w);
+    cols.resize(w);
+    values.resize(w);
+  }
 };
 
 }  // namespace tessera

@@ -139,17 +139,7 @@ template <matrix_value T, matrix_policy Policy, class Predicate>
                 "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
   auto kept = a.comm().collectively([&] {
     auto entries = local_triplets(a);
-    std::size_t w = 0;
-    for (std::size_t k = 0; k < entries.size(); ++k) {
-      if (drop(entries.values[k])) continue;
-      entries.rows[w] = entries.rows[k];
-      entries.cols[w] = entries.cols[k];
-      entries.values[w] = entries.values[k];
-      ++w;
-    }
-    entries.rows.resize(w);
-    entries.cols.resize(w);
-    entries.values.resize(w);
+    entries.retain([&](global_index, global_index, const T& v) { return !drop(v); });
     return entries;
   });
   // Every entry stays on its rank, under A's row split.

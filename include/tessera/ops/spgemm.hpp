@@ -629,17 +629,9 @@ dist_matrix<T, Policy> drop_selected(const dist_matrix<T, Policy>& c, const dist
       if (kind == mask_kind::structure || m.values[k] != T{0}) selected.emplace_back(m.rows[k], m.cols[k]);
     std::sort(selected.begin(), selected.end());
     auto entries = local_triplets(c);
-    std::size_t w = 0;
-    for (std::size_t k = 0; k < entries.size(); ++k) {
-      if (std::binary_search(selected.begin(), selected.end(), std::pair(entries.rows[k], entries.cols[k]))) continue;
-      entries.rows[w] = entries.rows[k];
-      entries.cols[w] = entries.cols[k];
-      entries.values[w] = entries.values[k];
-      ++w;
-    }
-    entries.rows.resize(w);
-    entries.cols.resize(w);
-    entries.values.resize(w);
+    entries.retain([&](global_index i, global_index j, const T&) {
+      return !std::binary_search(selected.begin(), selected.end(), std::pair(i, j));
+    });
     return entries;
   });
   return assemble_owned<T, Policy>(c.comm(), c.mapping(), kept, combine::any{});
