@@ -40,7 +40,7 @@ tiled_range irregular_tiling(global_index extent, unsigned seed) {
   return tiled_range::from_sizes(sizes);
 }
 
-// A rows x cols matrix with about `per_row` entries per row, values in [1, 2) (no cancellation in
+// A rows x cols matrix with about `per_row` entries per row, values between 1 and 2 (no cancellation in
 // products, so no entry of A * B is an exact zero), each rank contributing a share of the rows.
 dist_matrix<double, test::csr_policy> random_matrix(const communicator& comm, global_index rows, global_index cols,
                                                     int per_row, unsigned seed) {
