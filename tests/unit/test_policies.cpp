@@ -63,6 +63,21 @@ TEST_CASE("row_block with more ranks than rows leaves trailing ranks empty") {
   CHECK(m.extents(4).rows == 0);
 }
 
+TEST_CASE("row_block mappings share their offsets: copies and same-row shapes cost O(1) to make and compare") {
+  const row_block::mapping m(1000, 5000, 7);
+  const auto copy = m;
+  const auto wider = m.with_shape(5000, 32);  // Y = A * X with 32 columns, C = A * B: A's rows
+  CHECK(&copy.row_offsets() == &m.row_offsets());
+  CHECK(&wider.row_offsets() == &m.row_offsets());
+  CHECK(wider.global_cols() == 32);
+  CHECK(same_rows(m, wider));
+  CHECK_FALSE(wider == m);  // the column counts differ
+  // Independently made equal splits still compare equal, by content.
+  CHECK(row_block::mapping(1000, 5000, 7) == m);
+  CHECK_FALSE(row_block::mapping(999, 5000, 7) == m);
+  CHECK(m.with_shape(4000, 7).row_offsets().back() == 4000);  // other rows: a new even split
+}
+
 TEST_CASE("row_block rejects malformed explicit offsets") {
   CHECK_THROWS_AS(row_block::mapping(std::vector<global_index>{0, 5, 3}, 4), error);
   CHECK_THROWS_AS(row_block::mapping(std::vector<global_index>{1, 5}, 4), error);

@@ -7,6 +7,7 @@
 #include "../core/index_types.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -33,51 +34,62 @@ struct row_block {
   static constexpr std::string_view name() noexcept { return "row_block"; }
 
   /// Who owns what: row offsets of every rank.
+  ///
+  /// The offsets are shared, immutable, between copies and between the mappings with_shape
+  /// derives (A, C = A * B, Y = A * X): copying a mapping and comparing two that share offsets
+  /// cost O(1), not O(P), so an operation that checks its operands' splits on every call does no
+  /// work that grows with the number of ranks.
   class mapping {
    public:
-    mapping() : offsets_{0, 0} {}
+    mapping() : offsets_(std::make_shared<const std::vector<global_index>>(std::vector<global_index>{0, 0})) {}
 
     /// Even split of `rows` over `num_ranks`.
     mapping(int num_ranks, global_index rows, global_index cols) : cols_(cols) {
       TESSERA_REQUIRE(num_ranks > 0, invalid_argument, "row_block: {} ranks", num_ranks);
       TESSERA_REQUIRE(rows >= 0 && cols >= 0, invalid_argument, "row_block: negative shape {} x {}", rows, cols);
-      offsets_.resize(static_cast<std::size_t>(num_ranks) + 1);
+      std::vector<global_index> offsets(static_cast<std::size_t>(num_ranks) + 1);
       const global_index base = rows / num_ranks, extra = rows % num_ranks;
-      offsets_[0] = 0;
+      offsets[0] = 0;
       for (int r = 0; r < num_ranks; ++r)
-        offsets_[static_cast<std::size_t>(r) + 1] = offsets_[static_cast<std::size_t>(r)] + base + (r < extra ? 1 : 0);
+        offsets[static_cast<std::size_t>(r) + 1] = offsets[static_cast<std::size_t>(r)] + base + (r < extra ? 1 : 0);
+      offsets_ = std::make_shared<const std::vector<global_index>>(std::move(offsets));
     }
 
     /// Explicit split: rank r owns rows [row_offsets[r], row_offsets[r+1]).
-    mapping(std::vector<global_index> row_offsets, global_index cols) : offsets_(std::move(row_offsets)), cols_(cols) {
-      TESSERA_REQUIRE(offsets_.size() >= 2 && offsets_.front() == 0, invalid_argument,
+    mapping(std::vector<global_index> row_offsets, global_index cols) : cols_(cols) {
+      TESSERA_REQUIRE(row_offsets.size() >= 2 && row_offsets.front() == 0, invalid_argument,
                       "row_block: row offsets must start at 0 and have one entry per rank plus one");
-      TESSERA_REQUIRE(std::is_sorted(offsets_.begin(), offsets_.end()), invalid_argument,
+      TESSERA_REQUIRE(std::is_sorted(row_offsets.begin(), row_offsets.end()), invalid_argument,
                       "row_block: row offsets must not decrease");
       TESSERA_REQUIRE(cols >= 0, invalid_argument, "row_block: negative column count {}", cols);
+      offsets_ = std::make_shared<const std::vector<global_index>>(std::move(row_offsets));
     }
 
-    [[nodiscard]] int num_ranks() const noexcept { return static_cast<int>(offsets_.size()) - 1; }
-    [[nodiscard]] global_index global_rows() const noexcept { return offsets_.back(); }
+    [[nodiscard]] int num_ranks() const noexcept { return static_cast<int>(offsets_->size()) - 1; }
+    [[nodiscard]] global_index global_rows() const noexcept { return offsets_->back(); }
     [[nodiscard]] global_index global_cols() const noexcept { return cols_; }
 
-    [[nodiscard]] global_index row_begin(int rank) const noexcept { return offsets_[static_cast<std::size_t>(rank)]; }
-    [[nodiscard]] global_index row_end(int rank) const noexcept { return offsets_[static_cast<std::size_t>(rank) + 1]; }
-    [[nodiscard]] const std::vector<global_index>& row_offsets() const noexcept { return offsets_; }
+    [[nodiscard]] global_index row_begin(int rank) const noexcept { return (*offsets_)[static_cast<std::size_t>(rank)]; }
+    [[nodiscard]] global_index row_end(int rank) const noexcept { return (*offsets_)[static_cast<std::size_t>(rank) + 1]; }
+    [[nodiscard]] const std::vector<global_index>& row_offsets() const noexcept { return *offsets_; }
 
     /// The rank owning global row i (the last of several ranks with an empty range never owns anything).
     [[nodiscard]] int row_owner(global_index i) const noexcept {
-      const auto it = std::upper_bound(offsets_.begin(), offsets_.end(), i);
-      return static_cast<int>(it - offsets_.begin()) - 1;
+      const auto it = std::upper_bound(offsets_->begin(), offsets_->end(), i);
+      return static_cast<int>(it - offsets_->begin()) - 1;
     }
     [[nodiscard]] int owner(global_index i, global_index /*j*/) const noexcept { return row_owner(i); }
     /// Row i's position on its owner.
     [[nodiscard]] global_index local_row(global_index i) const noexcept { return i - row_begin(row_owner(i)); }
 
     /// The same split over `cols` columns when `rows` is unchanged (results keep A's rows on
-    /// their ranks); an even split of the new rows otherwise.
+    /// their ranks; the offsets are shared, not copied); an even split of the new rows otherwise.
     [[nodiscard]] mapping with_shape(global_index rows, global_index cols) const {
-      if (rows == global_rows()) return mapping(offsets_, cols);
+      if (rows == global_rows()) {
+        mapping same = *this;
+        same.cols_ = cols;
+        return same;
+      }
       return mapping(num_ranks(), rows, cols);
     }
 
@@ -90,10 +102,13 @@ struct row_block {
     }
     [[nodiscard]] local_extents extents(int rank) const noexcept { return {row_end(rank) - row_begin(rank), cols_}; }
 
-    friend bool operator==(const mapping&, const mapping&) = default;
+    /// Equal splits: O(1) when the offsets are shared (the usual case), O(P) otherwise.
+    friend bool operator==(const mapping& a, const mapping& b) noexcept {
+      return a.cols_ == b.cols_ && (a.offsets_ == b.offsets_ || *a.offsets_ == *b.offsets_);
+    }
 
    private:
-    std::vector<global_index> offsets_;
+    std::shared_ptr<const std::vector<global_index>> offsets_;
     global_index cols_ = 0;
   };
 
