@@ -99,6 +99,12 @@ void check_round_trip(const Matrix& a, const tiled_range& row_tiling, const tile
   }
 }
 
+
+}  // namespace
+
+// In a named namespace: nvcc warns (#177-D) about members of an internal-linkage type that only
+// concepts look at.
+namespace tiles_test {
 // A user's tile distribution: tile rows dealt over the grid rows in reverse (tile row ti on grid
 // row p - 1 - ti mod p), tile columns as block_cyclic_2d deals them. It states tile_grid_mapping
 // and nothing else tessera ships, so bsgemm and summa must ask it where rows are, not assume ti mod p.
@@ -147,8 +153,8 @@ struct reversed_rows {
 };
 static_assert(distribution_policy<reversed_rows> && tile_grid_mapping<reversed_rows::mapping>);
 static_assert(!replicated_column_mapping<reversed_rows::mapping> && !whole_row_mapping<reversed_rows::mapping>);
-
-}  // namespace
+}  // namespace tiles_test
+using tiles_test::reversed_rows;
 
 TEST_CASE("to_tiles and to_elements keep every entry: random, structured, empty, more ranks than rows") {
   const auto& comm = test::world();

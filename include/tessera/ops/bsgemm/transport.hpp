@@ -68,19 +68,20 @@ class bsgemm_a_transport {
   template <class Shared, class Multiply>
   void run_in_place(const bsgemm_schedule& schedule, const Shared& shared, const const_values_view& a_local,
                     Multiply&& multiply) const {
-    if constexpr (!host_space) return;  // node-shared memory is host memory: never agreed
-    for (const auto& ch : schedule.chunks) {
-      multiply(ch.local_products, a_local);
-      for (const auto& run : ch.in_place) {
-        const auto there = shared.peer(run.owner);
-        multiply(run.products, const_values_view(there.data(), there.size()));
+    if constexpr (host_space) {  // node-shared memory is host memory: never agreed on a device
+      for (const auto& ch : schedule.chunks) {
+        multiply(ch.local_products, a_local);
+        for (const auto& run : ch.in_place) {
+          const auto there = shared.peer(run.owner);
+          multiply(run.products, const_values_view(there.data(), there.size()));
+        }
       }
+      ExecutionSpace().fence();
+      // Nobody may write its A while others still read it.
+      shared.sync();
+      comm_.barrier();
+      shared.sync();
     }
-    ExecutionSpace().fence();
-    // Nobody may write its A while others still read it.
-    shared.sync();
-    comm_.barrier();
-    shared.sync();
   }
 
   /// Every chunk, fetched into this rank's chunk buffers, the next chunk in flight while one is
