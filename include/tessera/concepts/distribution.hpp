@@ -101,6 +101,22 @@ concept replicated_column_mapping = grid_mapping<M> && requires(const M& m, std:
   { m.replicas(i, i) } -> std::convertible_to<std::vector<int>>;
 };
 
+/// Capability "a grid that re-tiles": a grid mapping that also makes the mapping of a product
+/// (`with_tiles(rows, cols, column_owners)`: the same grid over A's rows and B's columns) and of a
+/// transpose (`transposed()`). This is all the 2-D element-sparse algorithms ask of a distribution
+/// whose ranks do not own whole rows (spgemm's layered SUMMA, spmm's 2-D product, transpose):
+/// they find every entry's rank through the general mapping and the tilings, so block_cyclic_2d,
+/// replicated_columns and a user's grid distribution run them alike.
+template <class M>
+concept retiling_grid_mapping = grid_mapping<M> &&
+    requires(const M& m, const tiled_range& range, const std::vector<int>& owners) {
+      { m.row_tiles() } -> std::convertible_to<const tiled_range&>;
+      { m.col_tiles() } -> std::convertible_to<const tiled_range&>;
+      { m.column_owners() } -> std::convertible_to<const std::vector<int>&>;
+      { m.with_tiles(range, range, owners) } -> std::same_as<M>;
+      { m.transposed() } -> std::same_as<M>;
+    };
+
 /// Capability "replicas": entries kept on several ranks, `owner` being the copy written.
 template <class M>
 concept replicated_mapping = distribution_mapping<M> && requires(const M& m, global_index i, global_index j) {

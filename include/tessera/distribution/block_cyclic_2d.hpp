@@ -149,6 +149,13 @@ struct block_cyclic_2d {
       return mapping(grid_, rows, cols, column_owner);
     }
 
+    /// The mapping of the transpose: the q x p grid over the swapped tilings. With the default
+    /// (cyclic) column owners, tile (tj, ti) of A^T lands on the transposed grid position of tile
+    /// (ti, tj) of A: rank (r, c) sends all it has to rank (c, r), one partner.
+    [[nodiscard]] mapping transposed() const {
+      return mapping(process_grid{grid_.q, grid_.p}, cols_, rows_);
+    }
+
     [[nodiscard]] int tile_row_owner(std::size_t ti) const noexcept {
       return static_cast<int>(ti % static_cast<std::size_t>(grid_.p));
     }

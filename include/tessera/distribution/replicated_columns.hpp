@@ -78,8 +78,10 @@ inline void rebalance_assignment(std::span<const double> weights, std::vector<in
 /// Distribution policy: columns over 1 x q, replicated over the p rows of a p x q grid.
 ///
 /// Entry (i, j) has p replicas, on grid positions (r, column_owner(tile of j))
-/// for every r; its `owner` (the copy algorithms write, and the one an
-/// element-sparse dist_matrix stores) is the replica in grid row 0.
+/// for every r, and an element-sparse dist_matrix stores all of them: building,
+/// redistributing and every operation's result fill each replica. Its `owner`
+/// (the primary copy, in grid row 0) is the one counted once: local_triplets,
+/// gathers and global_nnz read primaries only; readers may use any replica.
 struct replicated_columns {
   std::optional<process_grid> grid;  ///< default: 1 x P (no replication)
   global_index block_cols = 64;      ///< column block of element-sparse matrices
@@ -132,9 +134,22 @@ struct replicated_columns {
     [[nodiscard]] global_coordinate to_global(int rank, global_index li, global_index lj) const noexcept {
       return {li, col_place_.global(cols_, grid_.col_of(rank), lj)};
     }
-    /// Primary copies only (grid row 0) hold rows of an element-sparse matrix.
+    /// Every replica holds the whole column block of its grid column (all rows).
     [[nodiscard]] local_extents extents(int rank) const noexcept {
-      return {grid_.row_of(rank) == 0 ? rows_.extent() : 0, col_place_.extent[static_cast<std::size_t>(grid_.col_of(rank))]};
+      return {rows_.extent(), col_place_.extent[static_cast<std::size_t>(grid_.col_of(rank))]};
+    }
+
+    /// The same grid over other tilings (C = A * B: A's rows, B's columns and their owners).
+    [[nodiscard]] mapping with_tiles(const tiled_range& rows, const tiled_range& cols,
+                                     const std::vector<int>& column_owner) const {
+      return mapping(grid_, rows, cols, column_owner);
+    }
+    /// The mapping of the transpose: A's columns become whole rows, A's rows are cut into column
+    /// blocks of A's first column block's width, dealt cyclically over the same grid.
+    [[nodiscard]] mapping transposed() const {
+      const global_index block = cols_.num_tiles() > 0 ? std::max<global_index>(cols_.size(0), 1) : 64;
+      return mapping(grid_, tiled_range::uniform(cols_.extent(), std::max<global_index>(cols_.extent(), 1)),
+                     tiled_range::uniform(rows_.extent(), block));
     }
 
     friend bool operator==(const mapping&, const mapping&) = default;

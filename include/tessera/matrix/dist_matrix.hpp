@@ -65,7 +65,7 @@ class dist_matrix {
     requires(!tiled)
       : comm_(std::move(comm)), mapping_(std::move(mapping)), local_(std::move(local)), col_map_(std::move(col_map)) {
     comm_.collectively([&] { check_local_shape(); });
-    global_nnz_ = comm_.sum(local_.nnz());
+    global_nnz_ = comm_.sum(primary_nnz());
   }
 
   /// Adopt a local block whose global nonzero count is already known (not collective).
@@ -92,6 +92,7 @@ class dist_matrix {
   [[nodiscard]] global_index num_rows() const noexcept { return mapping_.global_rows(); }
   [[nodiscard]] global_index num_cols() const noexcept { return mapping_.global_cols(); }
   [[nodiscard]] offset_type global_nnz() const noexcept { return global_nnz_; }
+  /// Entries in this rank's block (replicas included under a replicated distribution).
   [[nodiscard]] offset_type local_nnz() const noexcept { return local_.nnz(); }
   /// Rows of the local block (with tiles: of the whole tiling, which the local tiles address).
   [[nodiscard]] local_index local_rows() const noexcept { return local_.num_rows(); }
@@ -161,6 +162,28 @@ class dist_matrix {
                     "dist_matrix: the shape is tiled {} x {} but the distribution's tilings are {} x {}",
                     local_.shape.row_tiles().num_tiles(), local_.shape.col_tiles().num_tiles(),
                     mapping_.row_tiles().num_tiles(), mapping_.col_tiles().num_tiles());
+  }
+
+  /// The entries this rank is the owner of: all of its block, except under a replicated
+  /// distribution, whose replicas are not counted again.
+  [[nodiscard]] offset_type primary_nnz() const {
+    if constexpr (replicated_mapping<mapping_type>) {
+      const execution_space space{};
+      const auto coo = storage_type::to_coo(space, local_);
+      space.fence();
+      const auto rows = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, coo.row_idx);
+      const auto cols = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, coo.col_idx);
+      const auto map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, col_map_);
+      const int me = comm_.rank();
+      offset_type mine = 0;
+      for (std::size_t k = 0; k < rows.extent(0); ++k) {
+        const global_index i = mapping_.to_global(me, rows(k), 0).row;
+        if (mapping_.owner(i, map(static_cast<std::size_t>(cols(k)))) == me) ++mine;
+      }
+      return mine;
+    } else {
+      return local_.nnz();
+    }
   }
 
   void check_local_shape() const {

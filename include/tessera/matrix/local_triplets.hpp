@@ -33,8 +33,9 @@ template <class T, class Policy>
   return out;
 }
 
+/// Every entry this rank holds, replicas included (`primaries_only`: those it is the owner of).
 template <class T, class Policy>
-[[nodiscard]] triplets<T> element_triplets(const dist_matrix<T, Policy>& a) {
+[[nodiscard]] triplets<T> element_triplets(const dist_matrix<T, Policy>& a, bool primaries_only) {
   using exec = typename Policy::execution_space;
   const exec space{};
   const auto coo = Policy::storage_type::to_coo(space, a.local());
@@ -50,18 +51,37 @@ template <class T, class Policy>
   out.cols.resize(n);
   out.values.resize(n);
   const int me = a.comm().rank();
+  std::size_t kept = 0;
   for (std::size_t k = 0; k < n; ++k) {
     const global_coordinate g = a.mapping().to_global(me, rows(k), 0);
-    out.rows[k] = g.row;
-    out.cols[k] = col_map(cols(k));
-    out.values[k] = vals(k);
+    const global_index col = col_map(cols(k));
+    if (primaries_only && a.mapping().owner(g.row, col) != me) continue;
+    out.rows[kept] = g.row;
+    out.cols[kept] = col;
+    out.values[kept] = vals(k);
+    ++kept;
   }
+  out.rows.resize(kept);
+  out.cols.resize(kept);
+  out.values.resize(kept);
   return out;
+}
+
+/// Every entry this rank's block holds, replicas included, with global indices (not
+/// collective): what an operation that rebuilds the block in place (add, prune) reads.
+template <class T, class Policy>
+[[nodiscard]] triplets<T> held_triplets(const dist_matrix<T, Policy>& a) {
+  if constexpr (dist_matrix<T, Policy>::tiled)
+    return tile_triplets(a);
+  else
+    return element_triplets(a, false);
 }
 }  // namespace detail
 
 /// This rank's entries with global indices, sorted by local row then column
-/// (for row_block: by global row, then global column). Not collective.
+/// (for row_block: by global row, then global column). Not collective. With a replicated
+/// distribution only the primary copies (`mapping().owner(i, j)` is this rank), so that every
+/// entry is listed once over the ranks.
 ///
 /// With tile storage: the nonzero elements of the tiles this rank is the primary holder of
 /// (tile_owner), so that a replicated tile counts once over the ranks; tile by tile in shape
@@ -71,7 +91,7 @@ template <class T, class Policy>
   if constexpr (dist_matrix<T, Policy>::tiled) {
     return detail::tile_triplets(a);
   } else {
-    return detail::element_triplets(a);
+    return detail::element_triplets(a, replicated_mapping<typename Policy::mapping_type>);
   }
 }
 

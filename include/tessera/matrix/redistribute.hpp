@@ -27,16 +27,22 @@ template <class T, class Policy>
   return counts;
 }
 
-/// The same matrix on another mapping (collective; traffic under the scope "redistribute").
-///
-/// Entries are routed straight to their new owners with the policy's backend;
-/// each entry moves at most once.
-template <class T, class Policy>
-[[nodiscard]] dist_matrix<T, Policy> redistribute(const dist_matrix<T, Policy>& a,
-                                                  const typename Policy::mapping_type& target) {
-  static_assert(!tile_storage<typename Policy::storage_type>,
+/// The same matrix under another policy and mapping (collective; traffic under the scope
+/// "redistribute"): any distribution to any other (row_block, block_cyclic_2d,
+/// replicated_columns, a user's), any storage to any other, in one personalised exchange
+/// through A's backend. Each entry moves at most once (to every replica of a replicated target;
+/// only A's primary copies are sent).
+/// @code
+/// using Grid = tessera::policy<tessera::block_cyclic_2d, tessera::csr, tessera::mpi_rma>;
+/// auto G = tessera::redistribute<Grid>(A, Grid::distribution_type{.grid = tessera::process_grid{2, 2}});
+/// @endcode
+template <matrix_policy Target, class T, class Policy>
+[[nodiscard]] dist_matrix<T, Target> redistribute(const dist_matrix<T, Policy>& a,
+                                                  const typename Target::mapping_type& target) {
+  static_assert(!tile_storage<typename Policy::storage_type> && !tile_storage<typename Target::storage_type>,
                 "tessera::redistribute works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
-                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
+                "through to_elements<Policy>(A) first, or to_tiles<Policy>(A, mapping) to make one "
+                "(matrix/convert_tiles.hpp)");
   const communicator& comm = a.comm();
   const stats_scope scope(comm, "redistribute");
   comm.collectively([&] {
@@ -52,7 +58,26 @@ template <class T, class Policy>
   const auto owned = detail::route_to_owners<T>(comm, backend, target, std::span<const global_index>(mine.rows),
                                                 std::span<const global_index>(mine.cols), std::span<const T>(mine.values));
   // Entries are already distinct, so no combining happens.
-  return detail::assemble_owned<T, Policy>(comm, target, owned, combine::any{});
+  return detail::assemble_owned<T, Target>(comm, target, owned, combine::any{});
+}
+
+/// The same matrix under another policy, on the mapping its distribution makes for A's shape
+/// (collective; e.g. `redistribute<policy<row_block, csr, B>>(G)` brings a 2-D matrix back to rows).
+template <matrix_policy Target, class T, class Policy>
+[[nodiscard]] dist_matrix<T, Target> redistribute(const dist_matrix<T, Policy>& a,
+                                                  const typename Target::distribution_type& distribution = {}) {
+  const auto target = a.comm().collectively(
+      [&] { return distribution.make_mapping(a.comm().size(), a.num_rows(), a.num_cols()); });
+  return redistribute<Target>(a, target);
+}
+
+/// The same matrix on another mapping of its own distribution (collective; traffic under the
+/// scope "redistribute"). Entries are routed straight to their new owners with the policy's
+/// backend; each entry moves at most once.
+template <class T, class Policy>
+[[nodiscard]] dist_matrix<T, Policy> redistribute(const dist_matrix<T, Policy>& a,
+                                                  const typename Policy::mapping_type& target) {
+  return redistribute<Policy>(a, target);
 }
 
 }  // namespace tessera

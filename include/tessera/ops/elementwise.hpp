@@ -138,7 +138,7 @@ template <matrix_value T, matrix_policy Policy, class Predicate>
                 "tessera::prune works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
                 "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
   auto kept = a.comm().collectively([&] {
-    auto entries = local_triplets(a);
+    auto entries = detail::held_triplets(a);
     entries.retain([&](global_index, global_index, const T& v) { return !drop(v); });
     return entries;
   });
@@ -214,8 +214,8 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
     TESSERA_REQUIRE(a.mapping() == b.mapping(), dimension_mismatch,
                     "add: A and B are distributed differently; redistribute one of them first");
   });
-  auto both = local_triplets(a);
-  const auto more = local_triplets(b);
+  auto both = detail::held_triplets(a);
+  const auto more = detail::held_triplets(b);
   both.rows.insert(both.rows.end(), more.rows.begin(), more.rows.end());
   both.cols.insert(both.cols.end(), more.cols.begin(), more.cols.end());
   both.values.insert(both.values.end(), more.values.begin(), more.values.end());

@@ -24,12 +24,15 @@
 #include "../kernels/spgemm_gustavson.hpp"
 #include "../matrix/detail/compress_columns.hpp"
 #include "../matrix/convert.hpp"
+#include "../matrix/redistribute.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../storage/csr.hpp"
 #include "../matrix/to_view.hpp"
 #include "detail/operand_checks.hpp"
 #include "elementwise.hpp"
 #include "semiring.hpp"
+#include "spgemm/options.hpp"
+#include "grid/spgemm_grid.hpp"
 #include "transpose.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -57,49 +60,6 @@
 #include <vector>
 
 namespace tessera {
-
-/// Which node-local kernel multiplies.
-enum class spgemm_kernel {
-  /// Gustavson without mask or budget on host execution spaces (Kokkos-Kernels for plus-times
-  /// elsewhere), expand-sort-compress otherwise
-  automatic,
-  kokkos_kernels,  ///< KokkosSparse::spgemm_symbolic/numeric (plus-times only; no mask, no budget)
-  esc,             ///< tessera's expand-sort-compress: any semiring, masks, memory budgets
-  gustavson,       ///< tessera's row-wise Gustavson, dense accumulators: any semiring; no mask, no budget; host spaces only
-};
-
-/// Which entries of a mask select C's entries (GraphBLAS's GrB_STRUCTURE or the default value mask).
-enum class mask_kind {
-  structure,  ///< every stored entry of the mask, whatever its value
-  values,     ///< the stored entries whose value is nonzero
-};
-
-/// Options of spgemm, spgemm_masked and spgemm_accumulate: a plain aggregate. The semiring is
-/// deduced, so no template argument is spelled:
-/// @code
-/// auto d = tessera::spgemm(A, A, tessera::spgemm_options{.ring = tessera::semirings::min_plus{}});
-/// @endcode
-template <class Semiring = semirings::plus_times>
-struct spgemm_options {
-  Semiring ring{};
-  spgemm_kernel kernel = spgemm_kernel::automatic;
-  /// Bytes the products of one batch of rows may take (0: no limit). Rows are
-  /// multiplied in batches whose expanded products fit; a single row larger
-  /// than the budget still runs, alone.
-  std::size_t memory_budget_bytes = 0;
-  /// If set, receives the number of row batches this rank used.
-  std::size_t* batches = nullptr;
-  /// Multiply A^T instead of A, B^T instead of B (GraphBLAS's GrB_INP0 / GrB_INP1 = GrB_TRAN).
-  /// The operand is transposed first (transpose(), its traffic counted under "transpose").
-  bool transpose_a = false;
-  bool transpose_b = false;
-  /// Which of the mask's entries select (spgemm_masked, spgemm_accumulate with a mask).
-  tessera::mask_kind mask = tessera::mask_kind::structure;
-  /// Keep the entries the mask does NOT select (GrB_COMP). The kernels prune by a stored mask, so
-  /// the complement is applied to the unmasked product: the work and memory of A * B, then one
-  /// local pass over C and the mask.
-  bool complement_mask = false;
-};
 
 namespace detail {
 
@@ -607,28 +567,18 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
 
 namespace detail {
 
-/// Semiring addition as a combine (device-callable): what spgemm_accumulate folds C and A * B with.
-template <class Semiring>
-struct semiring_add {
-  Semiring ring;
-  template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(const T& x, const T& y) const {
-    return ring.add(x, y);
-  }
-};
-
 /// `c` without the entries `mask` selects (same row split; not communicating beyond the agreement).
 template <matrix_value T, matrix_policy Policy>
 dist_matrix<T, Policy> drop_selected(const dist_matrix<T, Policy>& c, const dist_matrix<T, Policy>& mask,
                                      mask_kind kind) {
   auto kept = c.comm().collectively([&] {
-    const auto m = local_triplets(mask);
+    const auto m = held_triplets(mask);
     std::vector<std::pair<global_index, global_index>> selected;
     selected.reserve(m.size());
     for (std::size_t k = 0; k < m.size(); ++k)
       if (kind == mask_kind::structure || m.values[k] != T{0}) selected.emplace_back(m.rows[k], m.cols[k]);
     std::sort(selected.begin(), selected.end());
-    auto entries = local_triplets(c);
+    auto entries = held_triplets(c);
     entries.retain([&](global_index i, global_index j, const T&) {
       return !std::binary_search(selected.begin(), selected.end(), std::pair(i, j));
     });
@@ -637,18 +587,55 @@ dist_matrix<T, Policy> drop_selected(const dist_matrix<T, Policy>& c, const dist
   return assemble_owned<T, Policy>(c.comm(), c.mapping(), kept, combine::any{});
 }
 
-/// A * B with the options' transposes and mask semantics, on whole-row distributions.
+/// The 1-D algorithm on whole-row distributions, the grid algorithm (grid/spgemm_grid.hpp) on grids.
+template <matrix_value T, matrix_policy Policy, class Semiring>
+dist_matrix<T, Policy> multiply_any(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+                                    const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
+  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+    return multiply(a, b, mask, options);
+  else
+    return multiply_on_grid(a, b, mask, options);
+}
+
+/// A transposed operand on the grid of the operand it meets: a grid's transpose lives on the
+/// transposed (q x p) grid, which a p != q product cannot use as it is.
+template <matrix_value T, matrix_policy Policy>
+dist_matrix<T, Policy> transposed_for(const dist_matrix<T, Policy>& t, const dist_matrix<T, Policy>& other) {
+  auto flipped = transpose(t);
+  if constexpr (retiling_grid_mapping<typename Policy::mapping_type>) {
+    if (!(flipped.mapping().grid() == other.mapping().grid())) {
+      const auto& m = flipped.mapping();
+      return redistribute(flipped, other.mapping().with_tiles(m.row_tiles(), m.col_tiles(), std::vector<int>{}));
+    }
+  }
+  return flipped;
+}
+
+/// Whether `mask` is distributed as A * B is (checked inside an agreement).
+template <matrix_value T, matrix_policy Policy>
+bool splits_like_product(const dist_matrix<T, Policy>& mask, const dist_matrix<T, Policy>& a,
+                         const dist_matrix<T, Policy>& b) {
+  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+    return same_rows(mask.mapping(), a.mapping());
+  else
+    return mask.mapping() == product_mapping(a.mapping(), b.mapping());
+}
+
+/// A * B with the options' transposes and mask semantics.
 template <matrix_value T, matrix_policy Policy, class Semiring>
 dist_matrix<T, Policy> product(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
   if (options.transpose_a || options.transpose_b) {
     auto plain = options;
     plain.transpose_a = plain.transpose_b = false;
-    if (options.transpose_a && options.transpose_b) return product(transpose(a), transpose(b), mask, plain);
-    if (options.transpose_a) return product(transpose(a), b, mask, plain);
-    return product(a, transpose(b), mask, plain);
+    if (options.transpose_a && options.transpose_b) {
+      const auto bt = transpose(b);
+      return product(transposed_for(a, bt), bt, mask, plain);
+    }
+    if (options.transpose_a) return product(transposed_for(a, b), b, mask, plain);
+    return product(a, transposed_for(b, a), mask, plain);
   }
-  if (mask == nullptr) return multiply(a, b, mask, options);
+  if (mask == nullptr) return multiply_any(a, b, mask, options);
   if (options.complement_mask) {
     // Checked here as multiply checks a mask it is given: the unmasked product never sees it.
     a.comm().collectively([&] {
@@ -656,25 +643,28 @@ dist_matrix<T, Policy> product(const dist_matrix<T, Policy>& a, const dist_matri
       TESSERA_REQUIRE(mask->num_rows() == a.num_rows() && mask->num_cols() == b.num_cols(), dimension_mismatch,
                       "spgemm: the mask is {} x {} but A * B is {} x {}", mask->num_rows(), mask->num_cols(),
                       a.num_rows(), b.num_cols());
-      TESSERA_REQUIRE(same_rows(mask->mapping(), a.mapping()), dimension_mismatch,
-                      "spgemm: the mask must split its rows like A; redistribute it first");
+      TESSERA_REQUIRE(splits_like_product(*mask, a, b), dimension_mismatch,
+                      "spgemm: the mask must be distributed as A * B is (A's rows; on a grid also B's columns); "
+                      "redistribute it first");
     });
-    return drop_selected(multiply(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options), *mask,
+    return drop_selected(multiply_any(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options), *mask,
                          options.mask);
   }
   if (options.mask == mask_kind::values) {
     const auto selecting = prune(*mask, [](const T& v) { return v == T{0}; });
-    return multiply(a, b, &selecting, options);
+    return multiply_any(a, b, &selecting, options);
   }
-  return multiply(a, b, mask, options);
+  return multiply_any(a, b, mask, options);
 }
 
 }  // namespace detail
 
 #define TESSERA_SPGEMM_NEEDS_WHOLE_ROWS                                                                            \
   "tessera::spgemm needs a distribution whose ranks own whole rows (capability whole_row_mapping: row_owner, "   \
-  "local_row, with_shape); 2-D and replicated distributions do not have it: redistribute A and B to row_block (or " \
-  "your own row distribution) first"
+  "local_row, with_shape) or a process grid that re-tiles (capability retiling_grid_mapping: grid, row_tiles, "    \
+  "col_tiles, column_owners, with_tiles, transposed); this one has neither: redistribute A and B to row_block or "  \
+  "block_cyclic_2d first"
+#define TESSERA_SPGEMM_CAN_MULTIPLY(M) (whole_row_mapping<M> || retiling_grid_mapping<M>)
 
 /// C = A * B over a semiring (plus-times by default), split like A's rows, in A's storage
 /// (collective). Needs whole rows on each rank; storages other than csr are converted to CSR
@@ -683,8 +673,8 @@ dist_matrix<T, Policy> product(const dist_matrix<T, Policy>& a, const dist_matri
 template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
 [[nodiscard]] dist_matrix<T, Policy> spgemm(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                             const spgemm_options<Semiring>& options = {}) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>, TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
-  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+  static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
+  if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type))
     return detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options);
   else
     return a;  // refused above; not instantiating the algorithm keeps the compiler's report to that sentence
@@ -697,8 +687,8 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 [[nodiscard]] dist_matrix<T, Policy> spgemm_masked(const dist_matrix<T, Policy>& mask, const dist_matrix<T, Policy>& a,
                                                    const dist_matrix<T, Policy>& b,
                                                    const spgemm_options<Semiring>& options = {}) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>, TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
-  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+  static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
+  if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type))
     return detail::product(a, b, &mask, options);
   else
     return a;
@@ -711,8 +701,8 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
 void spgemm_accumulate(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b, dist_matrix<T, Policy>& c,
                        const spgemm_options<Semiring>& options = {}) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>, TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
-  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+  static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
+  if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type))
     c = add(c, detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options),
             detail::semiring_add<Semiring>{options.ring});
 }
@@ -723,11 +713,12 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 void spgemm_accumulate(const dist_matrix<T, Policy>& mask, const dist_matrix<T, Policy>& a,
                        const dist_matrix<T, Policy>& b, dist_matrix<T, Policy>& c,
                        const spgemm_options<Semiring>& options = {}) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>, TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
-  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
+  static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
+  if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type))
     c = add(c, detail::product(a, b, &mask, options), detail::semiring_add<Semiring>{options.ring});
 }
 
 #undef TESSERA_SPGEMM_NEEDS_WHOLE_ROWS
+#undef TESSERA_SPGEMM_CAN_MULTIPLY
 
 }  // namespace tessera

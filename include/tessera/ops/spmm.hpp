@@ -23,6 +23,7 @@
 #include "../matrix/to_view.hpp"
 #include "detail/operand_checks.hpp"
 #include "detail/structure_fingerprint.hpp"
+#include "grid/spmm_grid.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
@@ -584,6 +585,35 @@ dist_dense<T, Policy> spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, 
 template <matrix_value T, matrix_policy Policy>
 void spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, dist_dense<T, Policy>& y) {
   spmm_plan_for(a, x).apply(a, x, y);
+}
+
+/// Y = A * X for an A distributed otherwise than X: a grid (block_cyclic_2d, replicated_columns),
+/// a user's distribution, or another row split. X and Y are dense blocks on any whole-row
+/// distribution, Y split by X's distribution over A's rows (collective; traffic under "spmm").
+/// The 2-D product (grid/spmm_grid.hpp): each rank multiplies what it holds (a replica its share
+/// of the rows) by the rows of X its columns name, and the partial rows of Y are added on Y's
+/// owners. `options` choose the 1-D plan's kernels and have no effect here.
+template <matrix_value T, matrix_policy PA, matrix_policy PX>
+  requires(!std::same_as<PA, PX>)
+[[nodiscard]] dist_dense<T, PX> spmm(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x,
+                                     [[maybe_unused]] spmm_options options = {}) {
+  static_assert(!tile_storage<typename PA::storage_type>,
+                "tessera::spmm works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
+                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
+  const auto rows = a.comm().collectively([&] { return x.mapping().with_shape(a.num_rows(), x.num_vectors()); });
+  dist_dense<T, PX> y(a.comm(), rows, x.num_vectors());
+  detail::multiply_dense_on_grid(a, x, y);
+  return y;
+}
+
+/// Y = A * X into an existing Y, for an A distributed otherwise than X and Y (collective).
+template <matrix_value T, matrix_policy PA, matrix_policy PX>
+  requires(!std::same_as<PA, PX>)
+void spmm(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x, dist_dense<T, PX>& y) {
+  static_assert(!tile_storage<typename PA::storage_type>,
+                "tessera::spmm works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
+                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
+  detail::multiply_dense_on_grid(a, x, y);
 }
 
 /// y = A * x for a single vector (x and y are dist_dense with one column).

@@ -22,6 +22,7 @@
 #include "../matrix/dist_matrix.hpp"
 #include "../matrix/local_triplets.hpp"
 #include "../matrix/triplets.hpp"
+#include "grid/transpose_grid.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -308,17 +309,25 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
 
 }  // namespace detail
 
-/// A^T in A's storage, distributed by `A.mapping().with_shape(n, m)` (collective): a square A
-/// keeps its row split, row_block splits a new row count evenly. Needs whole rows on each rank
-/// (whole_row_mapping); any storage. Traffic is counted under "transpose".
+/// A^T in A's storage (collective; traffic counted under "transpose"), any storage.
+///  - whole rows on each rank (whole_row_mapping): distributed by `A.mapping().with_shape(n, m)`:
+///    a square A keeps its row split, row_block splits a new row count evenly;
+///  - a grid (retiling_grid_mapping): distributed by `A.mapping().transposed()` (block_cyclic_2d:
+///    the q x p grid, each rank exchanging with its transposed grid position; grid/transpose_grid.hpp).
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_matrix<T, Policy> transpose(const dist_matrix<T, Policy>& a,
                                                transpose_algorithm algorithm = transpose_algorithm::route) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+  using mapping_type = typename Policy::mapping_type;
+  static_assert(whole_row_mapping<mapping_type> || retiling_grid_mapping<mapping_type>,
                 "tessera::transpose needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
-                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
-                "A to row_block (or your own row distribution) first");
-  if constexpr (whole_row_mapping<typename Policy::mapping_type>) {
+                "row_owner, local_row, with_shape) or a process grid that re-tiles (capability retiling_grid_mapping: "
+                "grid, row_tiles, col_tiles, column_owners, with_tiles, transposed); this one has neither: "
+                "redistribute A to row_block or block_cyclic_2d first");
+  if constexpr (!whole_row_mapping<mapping_type> && retiling_grid_mapping<mapping_type>) {
+    (void)algorithm;  // one algorithm on grids: route to the transposed mapping
+    const stats_scope scope(a.comm(), "transpose");
+    return detail::transpose_on_grid(a);
+  } else if constexpr (whole_row_mapping<mapping_type>) {
     const stats_scope scope(a.comm(), "transpose");
     const auto result_rows =
         a.comm().collectively([&] { return a.mapping().with_shape(a.num_cols(), a.num_rows()); });

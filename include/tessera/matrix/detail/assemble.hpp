@@ -17,6 +17,17 @@
 
 namespace tessera::detail {
 
+/// Whether `rank` keeps a replica of entry (i, j) (never, for mappings without replicas).
+template <class Mapping>
+bool holds_replica(const Mapping& mapping, global_index i, global_index j, int rank) {
+  if constexpr (replicated_mapping<Mapping>) {
+    const auto r = mapping.replicas(i, j);
+    return std::find(r.begin(), r.end(), rank) != r.end();
+  } else {
+    return false;
+  }
+}
+
 /// Collective: build the matrix from the entries this rank owns under `mapping`
 /// (global indices, any order, duplicates combined with `combine`).
 ///
@@ -50,7 +61,8 @@ dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename P
     Kokkos::View<T*, Kokkos::HostSpace> h_vals(Kokkos::view_alloc(Kokkos::WithoutInitializing, "vals"), n);
     for (std::size_t k = 0; k < n; ++k) {
       const local_coordinate lc = mapping.to_local(owned.rows[k], owned.cols[k]);
-      TESSERA_REQUIRE(lc.rank == me, internal, "entry ({}, {}) reached rank {} but belongs to rank {}", owned.rows[k],
+      // A replica stores an entry at the primary's local position (replicated_mapping).
+      TESSERA_REQUIRE(lc.rank == me || holds_replica(mapping, owned.rows[k], owned.cols[k], me), internal, "entry ({}, {}) reached rank {} but belongs to rank {}", owned.rows[k],
                       owned.cols[k], me, lc.rank);
       h_rows(k) = static_cast<local_index>(lc.row);
       h_cols(k) = local_cols[k];

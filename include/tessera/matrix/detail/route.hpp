@@ -31,7 +31,8 @@ struct entry_record {
   }
 };
 
-/// Collective: every entry goes to `mapping.owner(row, col)`; returns the entries this rank owns
+/// Collective: every entry goes to `mapping.owner(row, col)` (to every replica with a
+/// replicated mapping); returns the entries this rank owns
 /// (global indices), in the order of their source ranks.
 template <class T, communication_backend Backend, distribution_mapping Mapping>
 triplets<T> route_to_owners(const communicator& comm, const Backend& backend, const Mapping& mapping,
@@ -40,14 +41,25 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
   using record = entry_record<T>;
   const std::size_t n = values.size();
   buckets<std::byte> outgoing = comm.collectively([&] {
-    std::vector<int> dest(n);
     bucket_builder<std::byte> builder(comm.size());
-    for (std::size_t k = 0; k < n; ++k) {
-      dest[k] = mapping.owner(rows[k], cols[k]);
-      builder.count(dest[k], record::size);
+    if constexpr (replicated_mapping<Mapping>) {
+      // Every replica gets the entry (replicated_columns: each rank of the column's grid column).
+      for (std::size_t k = 0; k < n; ++k)
+        for (int r : mapping.replicas(rows[k], cols[k])) builder.count(r, record::size);
+      builder.allocate();
+      for (std::size_t k = 0; k < n; ++k)
+        for (int r : mapping.replicas(rows[k], cols[k]))
+          record::write(builder.claim(r, record::size), rows[k], cols[k], values[k]);
+    } else {
+      std::vector<int> dest(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        dest[k] = mapping.owner(rows[k], cols[k]);
+        builder.count(dest[k], record::size);
+      }
+      builder.allocate();
+      for (std::size_t k = 0; k < n; ++k)
+        record::write(builder.claim(dest[k], record::size), rows[k], cols[k], values[k]);
     }
-    builder.allocate();
-    for (std::size_t k = 0; k < n; ++k) record::write(builder.claim(dest[k], record::size), rows[k], cols[k], values[k]);
     return std::move(builder).finish();
   });
 

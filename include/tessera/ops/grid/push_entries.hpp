@@ -1,0 +1,66 @@
+#pragma once
+/// @file
+/// push_entries: every entry a rank holds goes to every rank that needs it, in one personalised
+/// exchange through the policy's backend. Under a replicated distribution each copy is served by
+/// one replica only (the needing rank itself when it holds one, else the replica whose grid row
+/// matches), so no entry arrives twice and the replicas share the sending.
+
+#include "../../comm/buckets.hpp"
+#include "../../comm/communicator.hpp"
+#include "../../concepts/backend.hpp"
+#include "../../concepts/distribution.hpp"
+#include "../../matrix/detail/route.hpp"
+#include "../../matrix/triplets.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace tessera::detail {
+
+/// The rank that sends entry (i, j), held under `mapping`, to rank `to`.
+template <distribution_mapping M>
+[[nodiscard]] int serving_rank(const M& mapping, global_index i, global_index j, int to) {
+  if constexpr (replicated_mapping<M> && grid_mapping<M>) {
+    const auto replicas = mapping.replicas(i, j);
+    if (std::find(replicas.begin(), replicas.end(), to) != replicas.end()) return to;
+    return replicas[static_cast<std::size_t>(mapping.grid().row_of(to)) % replicas.size()];
+  } else {
+    return mapping.owner(i, j);
+  }
+}
+
+/// Collective: sends each entry of `held` (this rank's entries under `mapping`, replicas included)
+/// to the ranks `destinations(i, j, emit)` names by calling emit(rank), served as above; returns
+/// the entries that arrived, in the order of their source ranks. `keep(i, j)` filters first.
+template <class T, communication_backend Backend, distribution_mapping M, class Destinations, class Keep>
+triplets<T> push_entries(const communicator& comm, const Backend& backend, const M& mapping, const triplets<T>& held,
+                         Destinations destinations, Keep keep) {
+  using record = entry_record<T>;
+  const int me = comm.rank();
+  bucket_builder<std::byte> builder(comm.size());
+  auto each = [&](auto&& visit) {
+    for (std::size_t e = 0; e < held.size(); ++e) {
+      const global_index i = held.rows[e], j = held.cols[e];
+      if (!keep(i, j)) continue;
+      destinations(i, j, [&](int to) {
+        if (serving_rank(mapping, i, j, to) == me) visit(to, e);
+      });
+    }
+  };
+  each([&](int to, std::size_t) { builder.count(to, record::size); });
+  builder.allocate();
+  each([&](int to, std::size_t e) {
+    record::write(builder.claim(to, record::size), held.rows[e], held.cols[e], held.values[e]);
+  });
+  const buckets<std::byte> incoming = backend.exchange(comm, std::move(builder).finish());
+  triplets<T> out;
+  const std::size_t count = incoming.data.size() / record::size;
+  out.rows.resize(count);
+  out.cols.resize(count);
+  out.values.resize(count);
+  for (std::size_t k = 0; k < count; ++k)
+    record::read(incoming.data.data() + k * record::size, out.rows[k], out.cols[k], out.values[k]);
+  return out;
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,414 @@
+// SpGEMM (sparse SUMMA and its 3-D form), SpMM, transpose and redistribute over the grid
+// distributions block_cyclic_2d and replicated_columns, against a serial reference, on every
+// p x q grid of the communicator (1x4, 2x2, 4x1, 1x3, 3x1, 3x3 at 9 ranks...), block sizes from
+// 1 to larger than the matrix, csr and coo storage, the backends; and the traffic counters
+// against the words-and-messages model of docs/scaling.md, exactly.
+#include "../../examples/custom_policies/row_cyclic.hpp"
+#include "test_support.hpp"
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+using namespace tessera;
+
+namespace {
+
+// Small positive integers: every sum is exact and no product cancels, so the structural product
+// of the grid algorithm equals the numeric reference.
+struct entries {
+  global_index rows = 0, cols = 0;
+  triplets<double> all;  // the same on every rank
+};
+
+entries random_entries(global_index rows, global_index cols, double density, std::uint64_t seed) {
+  entries e{rows, cols, {}};
+  std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 7;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (global_index i = 0; i < rows; ++i) {
+    if (i % 6 == 4) continue;  // empty rows
+    for (global_index j = 0; j < cols; ++j)
+      if (static_cast<double>(next() % 1000) < density * 1000) {
+        e.all.push_back(i, j, static_cast<double>(1 + next() % 4));
+        if (next() % 9 == 0) e.all.push_back(i, j, 1.0);  // a duplicate, summed
+      }
+  }
+  return e;
+}
+
+triplets<double> share(const triplets<double>& all, const communicator& comm) {
+  triplets<double> mine;
+  for (std::size_t k = static_cast<std::size_t>(comm.rank()); k < all.size(); k += static_cast<std::size_t>(comm.size()))
+    mine.push_back(all.rows[k], all.cols[k], all.values[k]);
+  return mine;
+}
+
+host_csr<double> reference(const entries& e) { return host_csr<double>::from_triplets(e.rows, e.cols, e.all); }
+
+// Serial C = A * B over (+, x) or (min, +).
+template <class Add, class Mul>
+host_csr<double> product(const host_csr<double>& a, const host_csr<double>& b, Add add, Mul mul) {
+  std::map<std::pair<global_index, global_index>, double> c;
+  for (global_index i = 0; i < a.rows; ++i)
+    for (auto e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+      const auto k = a.col_idx[static_cast<std::size_t>(e)];
+      for (auto f = b.row_ptr[static_cast<std::size_t>(k)]; f < b.row_ptr[static_cast<std::size_t>(k) + 1]; ++f) {
+        const auto key = std::pair(i, b.col_idx[static_cast<std::size_t>(f)]);
+        const double v = mul(a.values[static_cast<std::size_t>(e)], b.values[static_cast<std::size_t>(f)]);
+        auto [it, fresh] = c.try_emplace(key, v);
+        if (!fresh) it->second = add(it->second, v);
+      }
+    }
+  triplets<double> t;
+  for (const auto& [key, v] : c) t.push_back(key.first, key.second, v);
+  return host_csr<double>::from_triplets(a.rows, b.cols, t);
+}
+host_csr<double> product(const host_csr<double>& a, const host_csr<double>& b) {
+  return product(a, b, std::plus<>{}, std::multiplies<>{});
+}
+
+// Every p x q grid of the communicator.
+std::vector<process_grid> grids_of(int ranks) {
+  std::vector<process_grid> g;
+  for (int p = 1; p <= ranks; ++p)
+    if (ranks % p == 0) g.push_back({p, ranks / p});
+  return g;
+}
+
+template <class Storage, class Backend>
+using grid_policy = policy<block_cyclic_2d, Storage, Backend>;
+template <class Storage, class Backend>
+using replicated_policy = policy<replicated_columns, Storage, Backend>;
+
+template <class Policy>
+dist_matrix<double, Policy> build(const communicator& comm, const entries& e, typename Policy::distribution_type d) {
+  return build_from_triplets<double, Policy>(comm, e.rows, e.cols, share(e.all, comm), {.distribution = d});
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("spgemm on block_cyclic_2d equals the serial product on every grid, block size and layer count", B,
+                   mpi_rma, aggregator) {
+  const auto& comm = test::world();
+  const auto a = random_entries(23, 17, 0.2, 1);
+  const auto b = random_entries(17, 29, 0.2, 2);
+  const auto expected = product(reference(a), reference(b));
+  for (const auto grid : grids_of(comm.size()))
+    for (const global_index block : {1, 3, 64}) {
+      const block_cyclic_2d d{.grid = grid, .block_rows = block, .block_cols = block};
+      const auto da = build<grid_policy<csr, B>>(comm, a, d);
+      const auto db = build<grid_policy<csr, B>>(comm, b, d);
+      for (int layers = 1; layers <= comm.size(); ++layers) {
+        if (comm.size() % layers != 0) continue;
+        for (int stages : {1, 3}) {
+          INFO("grid " << grid.p << "x" << grid.q << ", block " << block << ", layers " << layers << ", stages "
+                       << stages);
+          const auto c = spgemm(da, db, spgemm_options{.layers = layers, .stages = stages});
+          CHECK(c.mapping() == da.mapping().with_tiles(da.mapping().row_tiles(), db.mapping().col_tiles(),
+                                                       db.mapping().column_owners()));
+          test::require_equal(c, expected);
+          CHECK(c.global_nnz() == expected.nnz());
+        }
+      }
+    }
+}
+
+TEST_CASE("spgemm, spmm and transpose on a grid over progress ranks" * doctest::skip(!test::progress_ranks_requested())) {
+  const auto& comm = test::world();
+  using P = grid_policy<csr, progress_rank>;
+  const auto a = random_entries(16, 16, 0.3, 12);
+  const auto ra = reference(a);
+  const auto da = build<P>(comm, a, block_cyclic_2d{.grid = {}, .block_rows = 3, .block_cols = 3});
+  test::require_equal(spgemm(da, da, spgemm_options{.layers = comm.size()}), product(ra, ra));
+  test::require_equal(transpose(da), test::transposed(ra));
+  dist_dense<double, policy<row_block, csr, progress_rank>> x(comm, 16, 2);
+  x.fill(1.0);
+  const auto y = spmm(da, x).gather_to_root();
+  if (comm.rank() == 0)
+    for (global_index i = 0; i < 16; ++i) {
+      double want = 0;
+      for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+        want += ra.values[static_cast<std::size_t>(e)];
+      CHECK((*y)[static_cast<std::size_t>(i * 2)] == want);
+    }
+}
+
+TEST_CASE("spgemm on grids: coo storage, semirings, masks, budgets, transposed inputs, accumulate") {
+  const auto& comm = test::world();
+  const auto grid = process_grid::squarest(comm.size());
+  const block_cyclic_2d d{.grid = grid, .block_rows = 4, .block_cols = 4};
+  const auto a = random_entries(20, 20, 0.25, 3);
+  const auto b = random_entries(20, 20, 0.25, 4);
+  const auto ra = reference(a), rb = reference(b);
+  using P = grid_policy<coo, mpi_rma>;
+  const auto da = build<P>(comm, a, d);
+  const auto db = build<P>(comm, b, d);
+
+  SUBCASE("min-plus, through the deduced semiring") {
+    const auto c = spgemm(da, db, spgemm_options{.ring = semirings::min_plus{}, .layers = comm.size() % 2 == 0 ? 2 : 1});
+    test::require_equal(
+        c, product(ra, rb, [](double x, double y) { return std::min(x, y); }, std::plus<>{}));
+  }
+  SUBCASE("a structural mask, its values and its complement, and a memory budget") {
+    const auto full = product(ra, rb);
+    // The mask: every other entry of the product's pattern, some stored as zero, plus entries outside it.
+    triplets<double> mt;
+    for (global_index i = 0; i < 20; ++i)
+      for (global_index j = (i % 2); j < 20; j += 2) mt.push_back(i, j, (i + j) % 3 == 0 ? 0.0 : 1.0);
+    const entries me{20, 20, mt};
+    const auto c_map = da.mapping().with_tiles(da.mapping().row_tiles(), db.mapping().col_tiles(), db.mapping().column_owners());
+    const auto mask = redistribute(build<P>(comm, me, d), c_map);
+    auto select = [&](auto keep) {
+      triplets<double> t;
+      for (global_index i = 0; i < 20; ++i)
+        for (auto e = full.row_ptr[static_cast<std::size_t>(i)]; e < full.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+          const auto j = full.col_idx[static_cast<std::size_t>(e)];
+          if (keep(i, j)) t.push_back(i, j, full.values[static_cast<std::size_t>(e)]);
+        }
+      return host_csr<double>::from_triplets(20, 20, t);
+    };
+    const auto in_mask = [](global_index i, global_index j) { return (i + j) % 2 == 0; };
+    const auto valued = [](global_index i, global_index j) { return (i + j) % 2 == 0 && (i + j) % 3 != 0; };
+    std::size_t batches = 0;
+    test::require_equal(spgemm_masked(mask, da, db, spgemm_options{.memory_budget_bytes = 64, .batches = &batches}),
+                        select(in_mask));
+    CHECK(comm.max(batches) > 1);
+    test::require_equal(spgemm_masked(mask, da, db, spgemm_options{.mask = mask_kind::values, .layers = comm.size()}),
+                        select(valued));
+    test::require_equal(spgemm_masked(mask, da, db, spgemm_options{.complement_mask = true}),
+                        select([&](global_index i, global_index j) { return !in_mask(i, j); }));
+  }
+  SUBCASE("transposed inputs on a p != q grid, and accumulate into C") {
+    test::require_equal(spgemm(da, db, spgemm_options{.transpose_a = true}), product(test::transposed(ra), rb));
+    test::require_equal(spgemm(da, db, spgemm_options{.transpose_a = true, .transpose_b = true}),
+                        product(test::transposed(ra), test::transposed(rb)));
+    auto c = spgemm(da, db);
+    spgemm_accumulate(da, db, c);
+    const auto once = product(ra, rb);
+    triplets<double> twice;
+    for (global_index i = 0; i < 20; ++i)
+      for (auto e = once.row_ptr[static_cast<std::size_t>(i)]; e < once.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+        twice.push_back(i, once.col_idx[static_cast<std::size_t>(e)], 2 * once.values[static_cast<std::size_t>(e)]);
+    test::require_equal(c, host_csr<double>::from_triplets(20, 20, twice));
+  }
+  SUBCASE("bad input is refused on every rank") {
+    test::require_rejected([&] { (void)spgemm(da, db, spgemm_options{.layers = comm.size() + 1}); },
+                           error_kind::invalid_argument, "layers do not divide");
+    test::require_rejected([&] { (void)spgemm(da, db, spgemm_options{.kernel = spgemm_kernel::gustavson}); },
+                           error_kind::invalid_argument, "expand-sort-compress");
+    test::require_rejected([&] { (void)spgemm(da, db, spgemm_options{.stages = 0}); }, error_kind::invalid_argument,
+                           "stages");
+    const auto wrong = build<P>(comm, random_entries(7, 20, 0.3, 9), d);
+    test::require_rejected([&] { (void)spgemm(da, wrong); }, error_kind::dimension_mismatch, "A is 20 x 20 but B is 7");
+  }
+}
+
+TEST_CASE("replicated_columns keeps every replica, and runs spgemm, spmm and transpose") {
+  const auto& comm = test::world();
+  const auto a = random_entries(19, 22, 0.25, 5);
+  const auto b = random_entries(22, 13, 0.25, 6);
+  const auto ra = reference(a), rb = reference(b);
+  using P = replicated_policy<csr, mpi_rma>;
+  for (const auto grid : grids_of(comm.size())) {
+    INFO("grid " << grid.p << "x" << grid.q);
+    const replicated_columns d{.grid = grid, .block_cols = 5};
+    const auto da = build<P>(comm, a, d);
+    const auto db = build<P>(comm, b, d);
+    // Every rank of a grid column holds the whole column block; the primaries count once.
+    CHECK(da.global_nnz() == ra.nnz());
+    CHECK(da.local_rows() == a.rows);
+    const auto gathered = comm.allgather_concatenated(std::vector<offset_type>{da.local_nnz()});
+    for (int r = 0; r < comm.size(); ++r)
+      CHECK(gathered[static_cast<std::size_t>(r)] == gathered[static_cast<std::size_t>(grid.rank(0, grid.col_of(r)))]);
+    test::require_equal(da, ra);
+    test::require_equal(spgemm(da, db), product(ra, rb));
+    test::require_equal(transpose(da), test::transposed(ra));
+    const auto t = transpose(da);
+    CHECK(t.global_nnz() == ra.nnz());
+    // spmm with X and Y by rows: the replicas split the rows of their column block.
+    dist_dense<double, policy<row_block, csr, mpi_rma>> x(comm, 22, 3);
+    x.fill([](global_index i, global_index j) { return static_cast<double>(1 + i + 2 * j); });
+    const auto y = spmm(da, x);
+    const auto got = y.gather_to_root();
+    if (comm.rank() == 0) {
+      for (global_index i = 0; i < 19; ++i)
+        for (global_index v = 0; v < 3; ++v) {
+          double want = 0;
+          for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+            want += ra.values[static_cast<std::size_t>(e)] *
+                    static_cast<double>(1 + ra.col_idx[static_cast<std::size_t>(e)] + 2 * v);
+          CHECK((*got)[static_cast<std::size_t>(i * 3 + v)] == want);
+        }
+    }
+    // Element-wise operations keep the replicas consistent.
+    const auto doubled = add(da, da);
+    CHECK(doubled.global_nnz() == ra.nnz());
+  }
+}
+
+TEST_CASE_TEMPLATE("spmm and transpose on block_cyclic_2d on every grid", B, mpi_rma, aggregator) {
+  const auto& comm = test::world();
+  const auto a = random_entries(21, 26, 0.2, 7);
+  const auto ra = reference(a);
+  for (const auto grid : grids_of(comm.size()))
+    for (const global_index block : {1, 4, 64}) {
+      INFO("grid " << grid.p << "x" << grid.q << ", block " << block);
+      const block_cyclic_2d d{.grid = grid, .block_rows = block, .block_cols = block};
+      const auto da = build<grid_policy<csr, B>>(comm, a, d);
+      const auto t = transpose(da);
+      test::require_equal(t, test::transposed(ra));
+      CHECK(t.mapping().grid() == process_grid{grid.q, grid.p});
+      test::require_equal(transpose(t), ra);
+      dist_dense<double, policy<row_block, csr, B>> x(comm, 26, 2);
+      x.fill([](global_index i, global_index j) { return static_cast<double>((i * 3 + j) % 5); });
+      const auto y = spmm(da, x);
+      const auto got = y.gather_to_root();
+      if (comm.rank() == 0)
+        for (global_index i = 0; i < 21; ++i)
+          for (global_index v = 0; v < 2; ++v) {
+            double want = 0;
+            for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+              want += ra.values[static_cast<std::size_t>(e)] *
+                      static_cast<double>((ra.col_idx[static_cast<std::size_t>(e)] * 3 + v) % 5);
+            CHECK((*got)[static_cast<std::size_t>(i * 2 + v)] == want);
+          }
+    }
+}
+
+TEST_CASE("redistribute between any two distributions and storages") {
+  const auto& comm = test::world();
+  const auto a = random_entries(18, 15, 0.3, 8);
+  const auto ra = reference(a);
+  using rows = policy<row_block, csr, mpi_rma>;
+  using grid = policy<block_cyclic_2d, coo, mpi_rma>;
+  using repl = policy<replicated_columns, csc, mpi_rma>;
+  using cyclic = policy<custom::row_cyclic, csr, mpi_rma>;
+  const auto r = build<rows>(comm, a, {});
+  const auto g = redistribute<grid>(r, block_cyclic_2d{.grid = {}, .block_rows = 2, .block_cols = 3});
+  test::require_equal(g, ra);
+  const auto p = redistribute<repl>(g, replicated_columns{.grid = process_grid{comm.size(), 1}, .block_cols = 4});
+  test::require_equal(p, ra);
+  CHECK(p.local_nnz() == static_cast<offset_type>(ra.nnz()));  // a p x 1 grid: every rank holds all of it
+  const auto c = redistribute<cyclic>(p);
+  test::require_equal(c, ra);
+  const auto back = redistribute<rows>(c);
+  test::require_equal(back, ra);
+  // Each entry moves once: a replicated source sends its primaries only.
+  comm.stats().reset();
+  (void)redistribute<rows>(p);
+  const auto sent = comm.sum(comm.stats().of("redistribute").bytes);
+  const auto size_messages = static_cast<std::uint64_t>(comm.size()) * static_cast<std::uint64_t>(comm.size() - 1) * 8;
+  CHECK(sent <= size_messages + static_cast<std::uint64_t>(ra.nnz()) * 24);
+  test::require_rejected([&] { (void)redistribute<grid>(r, block_cyclic_2d{.grid = process_grid{comm.size() + 1, 1}}); },
+                         error_kind::dimension_mismatch, "process grid needs");
+}
+
+// The model of docs/scaling.md, evaluated on the serial matrices, against the counters.
+TEST_CASE("traffic of the grid algorithms equals the model") {
+  const auto& comm = test::world();
+  const int ranks = comm.size();
+  const auto a = random_entries(30, 30, 0.15, 10);
+  const auto b = random_entries(30, 30, 0.15, 11);
+  const auto ra = reference(a), rb = reference(b);
+  using P = grid_policy<csr, mpi_rma>;
+  constexpr std::uint64_t entry = 24, size_message = 8;
+  const auto exchange = static_cast<std::uint64_t>(ranks - 1) * size_message;  // per rank and exchange
+  for (const auto grid : grids_of(ranks))
+    for (int layers = 1; layers <= ranks; ++layers) {
+      if (ranks % layers != 0) continue;
+      INFO("grid " << grid.p << "x" << grid.q << ", layers " << layers);
+      const block_cyclic_2d d{.grid = grid, .block_rows = 4, .block_cols = 4};
+      const auto da = build<P>(comm, a, d);
+      const auto db = build<P>(comm, b, d);
+      const auto lg = make_layered_grid(da.mapping(), db.mapping(), layers);
+      const auto c_map = da.mapping().with_tiles(da.mapping().row_tiles(), db.mapping().col_tiles(), db.mapping().column_owners());
+      // Entries each rank must send: A(i, k) to the q ranks of its layer's grid row, B(k, j) to the
+      // p ranks of its layer's grid column, each but itself; partial C(i, j) of each layer to its owner.
+      std::uint64_t entries_sent = 0;
+      for (global_index i = 0; i < ra.rows; ++i)
+        for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+          const auto k = ra.col_idx[static_cast<std::size_t>(e)];
+          const int from = da.mapping().owner(i, k);
+          for (int s = 0; s < lg.grid.q; ++s)
+            entries_sent += lg.rank(lg.inner_layer[static_cast<std::size_t>(k)], lg.row_group[static_cast<std::size_t>(i)], s) != from;
+        }
+      std::set<std::tuple<int, global_index, global_index>> partial;  // (layer, i, j)
+      for (global_index k = 0; k < rb.rows; ++k)
+        for (auto f = rb.row_ptr[static_cast<std::size_t>(k)]; f < rb.row_ptr[static_cast<std::size_t>(k) + 1]; ++f) {
+          const auto j = rb.col_idx[static_cast<std::size_t>(f)];
+          const int from = db.mapping().owner(k, j);
+          for (int r = 0; r < lg.grid.p; ++r)
+            entries_sent += lg.rank(lg.inner_layer[static_cast<std::size_t>(k)], r, lg.col_group[static_cast<std::size_t>(j)]) != from;
+        }
+      for (global_index i = 0; i < ra.rows; ++i)
+        for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+          const auto k = ra.col_idx[static_cast<std::size_t>(e)];
+          for (auto f = rb.row_ptr[static_cast<std::size_t>(k)]; f < rb.row_ptr[static_cast<std::size_t>(k) + 1]; ++f)
+            partial.emplace(lg.inner_layer[static_cast<std::size_t>(k)], i, rb.col_idx[static_cast<std::size_t>(f)]);
+        }
+      for (const auto& [l, i, j] : partial)
+        entries_sent += lg.rank(l, lg.row_group[static_cast<std::size_t>(i)], lg.col_group[static_cast<std::size_t>(j)]) !=
+                        c_map.owner(i, j);
+      if (layers == 1) CHECK(partial.size() == static_cast<std::size_t>(product(ra, rb).nnz()));  // nothing reduced
+
+      comm.stats().reset();
+      (void)spgemm(da, db, spgemm_options{.layers = layers});
+      const auto bytes = comm.sum(comm.stats().of("spgemm").bytes);
+      // Three exchanges (A, B, the partial C), each with P - 1 size messages per rank.
+      CHECK(bytes == entries_sent * entry + 3 * exchange * static_cast<std::uint64_t>(ranks));
+      if (layers == 1) {
+        // SUMMA on A's grid: each rank sends its A to q - 1 ranks, its B to p - 1 ranks, no C.
+        const auto mine = comm.sum(static_cast<std::uint64_t>((grid.q - 1) * da.local_nnz() + (grid.p - 1) * db.local_nnz()));
+        CHECK(mine == entries_sent);
+      }
+    }
+
+  // Transpose on block_cyclic_2d: one partner per rank, everything not already in place moves once.
+  for (const auto grid : grids_of(ranks)) {
+    const auto da = build<P>(comm, a, block_cyclic_2d{.grid = grid, .block_rows = 3, .block_cols = 3});
+    comm.stats().reset();
+    const auto t = transpose(da);
+    const auto traffic = comm.stats().of("transpose");
+    std::uint64_t moved = 0;
+    for (global_index i = 0; i < ra.rows; ++i)
+      for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+        const auto j = ra.col_idx[static_cast<std::size_t>(e)];
+        moved += da.mapping().owner(i, j) != t.mapping().owner(j, i);
+      }
+    CHECK(comm.sum(traffic.bytes) == moved * entry + exchange * static_cast<std::uint64_t>(ranks));
+    // Data goes to one partner at most: the transposed grid position.
+    CHECK(traffic.messages <= static_cast<std::uint64_t>(ranks - 1) + 1);
+  }
+
+  // SpMM: the rows of X a rank's columns name (index out, k values back), its partial rows of Y
+  // (index and k values) to their owners, in three exchanges.
+  for (const auto grid : grids_of(ranks)) {
+    const auto da = build<P>(comm, a, block_cyclic_2d{.grid = grid, .block_rows = 4, .block_cols = 4});
+    const global_index k = 3;
+    dist_dense<double, policy<row_block, csr, mpi_rma>> x(comm, 30, k);
+    x.fill(1.0);
+    std::uint64_t expected = 0;
+    const row_block::mapping rows(ranks, 30, k);
+    for (int r = 0; r < ranks; ++r) {
+      std::set<global_index> cols, rws;
+      for (global_index i = 0; i < ra.rows; ++i)
+        for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+          if (da.mapping().owner(i, ra.col_idx[static_cast<std::size_t>(e)]) == r) {
+            cols.insert(ra.col_idx[static_cast<std::size_t>(e)]);
+            rws.insert(i);
+          }
+      for (global_index c : cols)
+        if (rows.row_owner(c) != r) expected += 8 + 8 * static_cast<std::uint64_t>(k);  // asked, then answered
+      for (global_index i : rws)
+        if (rows.row_owner(i) != r) expected += 8 + 8 * static_cast<std::uint64_t>(k);
+    }
+    comm.stats().reset();
+    (void)spmm(da, x);
+    CHECK(comm.sum(comm.stats().of("spmm").bytes) == expected + 3 * exchange * static_cast<std::uint64_t>(ranks));
+  }
+}
