@@ -3,6 +3,10 @@
 //
 //   mpiexec -n 2 bench_spmm --rmat 14 [--k 1,16,64] [--backend rma|progress|aggregator] [--reps 5]
 //                           [--stream-gbs GB/s | --stream-gbs measure] [--streaming-stores auto|off]
+//                           [--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--block B]
+//
+// With a grid distribution A is redistributed first and X and Y stay row_block: the 2-D product
+// (rows of X fetched per column block, partial Y reduced on its owners), reported as kernel "grid".
 //
 // Every line carries bytes_min, the bytes one product must touch at least (over all ranks: A's
 // local CSR, row pointers + column indices + values, the rows of X its columns name and all of Y)
@@ -15,6 +19,38 @@
 #include <sstream>
 
 namespace {
+
+/// The 2-D product of an A on a grid distribution with X and Y by rows.
+template <class Backend, class Distribution>
+void run_grid(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
+              const Distribution& distribution) {
+  using Rows = tessera::policy<tessera::row_block, tessera::csr, Backend>;
+  using P = tessera::policy<Distribution, tessera::csr, Backend>;
+  const auto a = tessera::redistribute<P>(tessera::bench::input_matrix<double, Rows>(comm, args), distribution);
+  for (long k : widths) {
+    tessera::dist_dense<double, Rows> x(comm, a.num_cols(), k);
+    x.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 / static_cast<double>(1 + (i + j) % 7); });
+    tessera::dist_dense<double, Rows> y(comm, a.num_rows(), k);
+    comm.stats().reset();
+    const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { tessera::spmm(a, x, y); });
+    const auto traffic = tessera::bench::traffic_per_run(comm, "spmm", args.reps);
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local());
+    double local = 0;
+    for (std::size_t i = 0; i < host.extent(0); ++i)
+      for (std::size_t j = 0; j < host.extent(1); ++j) local += host(i, j);
+    const double checksum = comm.sum(local);
+    const double rss = tessera::bench::peak_rss_mb(comm);
+    if (comm.rank() == 0)
+      fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"grid\", "
+                 "\"distribution\": \"{}\", \"grid\": \"{}\", \"k\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, "
+                 "\"nnz\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, \"messages_sent\": {}, \"bytes_per_rank_max\": {}, "
+                 "\"peak_rss_mb\": {:.1f}}}\n",
+                 tessera::bench::matrix_name(args), comm.size(), tessera::bench::threads(), Backend::name(),
+                 Distribution::name(), tessera::bench::grid_name(a.mapping()), k, seconds, args.reps,
+                 2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
+                 checksum, traffic.total.bytes, traffic.total.messages, traffic.max_per_rank.bytes, rss);
+  }
+}
 
 template <class Backend>
 void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
@@ -92,6 +128,14 @@ int main(int argc, char** argv) {
     stream_gbs = tessera::bench::stream_triad_bytes_per_second(env.world(), std::size_t{1} << 25, 5) / 1e9;
   else if (!stream.empty())
     stream_gbs = std::stod(stream);
-  return tessera::bench::with_backend(
-      args.backend, [&]<class Backend>() { run<Backend>(env.world(), args, widths, stream_gbs, streaming); });
+  int status = 0;
+  const int known = tessera::bench::with_backend(args.backend, [&]<class Backend>() {
+    status = tessera::bench::with_distribution(args, [&]<class Distribution>(const Distribution& d) {
+      if constexpr (std::is_same_v<Distribution, tessera::row_block>)
+        run<Backend>(env.world(), args, widths, stream_gbs, streaming);
+      else
+        run_grid<Backend>(env.world(), args, widths, d);
+    });
+  });
+  return known != 0 ? known : status;
 }

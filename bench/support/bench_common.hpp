@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -26,12 +27,19 @@ struct args {
   std::uint64_t seed = 1;
   int reps = 5;
   std::string backend = "rma";
+  /// --distribution row_block|block_cyclic_2d|replicated_columns [--grid PxQ] [--layers C] [--block B]:
+  /// the operation runs on the input redistributed to this distribution (built as row_block first).
+  std::string distribution = "row_block";
+  std::optional<process_grid> grid;
+  int layers = 1;
+  global_index block = 64;
 };
 
 [[noreturn]] inline void usage(const char* program, int code) {
   fmt::print(code == 0 ? stdout : stderr,
              "usage: {} (--matrix FILE.mtx | --rmat SCALE [--edge-factor 16] | --laplacian N | --random N "
-             "[--nnz-per-row K]) [--seed S] [--reps N] [--backend rma|progress|aggregator]\n",
+             "[--nnz-per-row K]) [--seed S] [--reps N] [--backend rma|progress|aggregator] "
+             "[--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--layers C] [--block B]\n",
              program);
   std::exit(code);
 }
@@ -53,6 +61,15 @@ inline args parse(int argc, char** argv) {
     else if (arg == "--seed") a.seed = std::stoull(value());
     else if (arg == "--reps") a.reps = std::max(1, std::stoi(value()));
     else if (arg == "--backend") a.backend = value();
+    else if (arg == "--distribution") a.distribution = value();
+    else if (arg == "--layers") a.layers = std::max(1, std::stoi(value()));
+    else if (arg == "--block") a.block = std::max<global_index>(1, std::stoll(value()));
+    else if (arg == "--grid") {
+      const std::string g = value();
+      const auto x = g.find('x');
+      if (x == std::string::npos) usage(argv[0], 2);
+      a.grid = process_grid{std::stoi(g.substr(0, x)), std::stoi(g.substr(x + 1))};
+    }
     else if (arg == "--help" || arg == "-h") usage(argv[0], 0);
     else usage(argv[0], 2);
   }
@@ -82,6 +99,30 @@ int with_backend(const std::string& backend, F&& run) {
     return 2;
   }
   return 0;
+}
+
+/// Call `run.template operator()<Distribution>(distribution)` for --distribution; 2 if unknown.
+template <class F>
+int with_distribution(const args& a, F&& run) {
+  if (a.distribution == "row_block") run.template operator()<row_block>(row_block{});
+  else if (a.distribution == "block_cyclic_2d")
+    run.template operator()<block_cyclic_2d>(block_cyclic_2d{.grid = a.grid, .block_rows = a.block, .block_cols = a.block});
+  else if (a.distribution == "replicated_columns")
+    run.template operator()<replicated_columns>(replicated_columns{.grid = a.grid, .block_cols = a.block});
+  else {
+    fmt::print(stderr, "unknown distribution '{}' (row_block, block_cyclic_2d or replicated_columns)\n", a.distribution);
+    return 2;
+  }
+  return 0;
+}
+
+/// The grid of a distributed matrix ("1xP" for row distributions) for the JSON line.
+template <class Mapping>
+std::string grid_name(const Mapping& m) {
+  if constexpr (grid_mapping<Mapping>)
+    return fmt::format("{}x{}", m.grid().p, m.grid().q);
+  else
+    return fmt::format("{}x1", m.num_ranks());
 }
 
 /// A short name of the input for the JSON line.
@@ -127,6 +168,8 @@ inline traffic_summary traffic_per_run(const communicator& comm, const std::stri
   const auto runs = static_cast<std::uint64_t>(reps + 1);
   t.total.bytes /= runs;
   t.total.messages /= runs;
+  t.max_per_rank.bytes /= runs;
+  t.max_per_rank.messages /= runs;
   return t;
 }
 

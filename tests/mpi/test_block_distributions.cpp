@@ -78,7 +78,9 @@ TEST_CASE("replicated_columns keeps whole columns, replicated over grid rows") {
   CHECK(m.replicas(3, 2) == std::vector<int>{g.rank(0, 1), g.rank(1, 1)});
   CHECK(m.holds(g.rank(1, 1), 0, 1));
   CHECK(!m.holds(g.rank(1, 0), 0, 1));
-  CHECK(m.extents(g.rank(1, 0)).rows == 0);  // an element-sparse matrix keeps its primary copy only
+  // Every replica of an element-sparse matrix holds its grid column's whole column block.
+  CHECK(m.extents(g.rank(1, 0)).rows == 6);
+  CHECK(m.extents(g.rank(1, 0)).cols == m.extents(g.rank(0, 0)).cols);
   for (global_index i = 0; i < 6; ++i)
     for (global_index j = 0; j < 9; ++j) {
       const auto lc = m.to_local(i, j);
@@ -141,12 +143,16 @@ TEST_CASE_TEMPLATE("dist_matrix over block_cyclic_2d is built, gathered and redi
   }
 }
 
-TEST_CASE("dist_matrix over replicated_columns keeps one copy per entry") {
+TEST_CASE("dist_matrix over replicated_columns fills every replica and counts each entry once") {
   using P = policy<replicated_columns, csr, mpi_rma>;
   const auto& comm = test::world();
+  const process_grid grid{comm.size(), 1};  // p x 1: every rank holds all of it
   const auto a = build_from_triplets<double, P>(comm, 12, 19, some_entries(comm, 12, 19),
-                                                {.distribution = {.grid = std::nullopt, .block_cols = 4}});
-  test::require_equal(a, serial(12, 19));
+                                                {.distribution = {.grid = grid, .block_cols = 4}});
+  const auto expected = serial(12, 19);
+  test::require_equal(a, expected);
+  CHECK(a.global_nnz() == expected.nnz());
+  CHECK(a.local_nnz() == expected.nnz());
 }
 
 TEST_CASE("a grid that does not match the communicator is an error on every rank") {

@@ -1,4 +1,4 @@
-// Every built-in or user distribution with whole rows x every storage x every backend runs spmm,
+// Every built-in or user distribution (whole rows or a grid) x every storage x every backend runs spmm,
 // spgemm, transpose and the element-wise operations, each checked against a serial reference on
 // random and structured inputs: empty rows, empty ranks (more ranks than rows), rectangular
 // shapes, duplicate triplets. The user's policies are those of examples/custom_policies: a
@@ -158,6 +158,78 @@ void check_shapes() {
   check_operations<P>(1, 1, 1, 1.0, 4);
 }
 
+// The distribution options of a grid policy for small matrices: blocks small enough that every
+// rank holds some, and (replicated_columns) a grid with more than one grid row where P allows, so
+// the replicas are really there.
+template <class D>
+D small_blocks(int ranks) {
+  const auto square = process_grid::squarest(ranks);
+  if constexpr (std::is_same_v<D, block_cyclic_2d>)
+    return block_cyclic_2d{.grid = square, .block_rows = 3, .block_cols = 2};
+  else
+    return replicated_columns{.grid = process_grid{square.q, square.p}, .block_cols = 2};
+}
+
+// The same operations on a grid distribution: spgemm is sparse SUMMA, transpose goes to the
+// transposed grid, spmm takes X and Y by rows; element-wise operations keep the replicas.
+template <class P>
+void check_grid_operations(global_index m, global_index k, global_index n, double density, std::uint64_t seed) {
+  const auto& comm = test::world();
+  CAPTURE(m);
+  CAPTURE(k);
+  CAPTURE(n);
+  using D = typename P::distribution_type;
+  const build_options<P> options{.distribution = small_blocks<D>(comm.size())};
+  const auto ea = make_entries(m, k, density, seed), eb = make_entries(k, n, density, seed + 1);
+  const auto a = build_from_triplets<double, P>(comm, m, k, share(ea.all, comm), options);
+  const auto b = build_from_triplets<double, P>(comm, k, n, share(eb.all, comm), options);
+  const auto da = dense_of(ea), db = dense_of(eb);
+  REQUIRE(compare(a, csr_of(da, m, k)).equal);
+
+  SUBCASE("spgemm, SUMMA and every layer count") {
+    for (int layers = 1; layers <= comm.size(); ++layers) {
+      if (comm.size() % layers != 0) continue;
+      const auto c = spgemm(a, b, spgemm_options{.layers = layers});
+      const auto r = compare(c, csr_of(multiply(da, db, m, k, n), m, n));
+      CHECK_MESSAGE(r.equal, r.difference);
+    }
+  }
+  SUBCASE("transpose") {
+    const auto t = transpose(a);
+    const auto r = compare(t, csr_of(transposed(da, m, k), k, m));
+    CHECK_MESSAGE(r.equal, r.difference);
+  }
+  SUBCASE("spmm, X and Y by rows") {
+    const global_index width = 3;
+    dist_dense<double, rebind_distribution_t<P, row_block>> x(comm, k, width);
+    x.fill(x_value);
+    std::vector<double> dx(static_cast<std::size_t>(k * width));
+    for (global_index i = 0; i < k; ++i)
+      for (global_index j = 0; j < width; ++j) dx[static_cast<std::size_t>(i * width + j)] = x_value(i, j);
+    const auto got = spmm(a, x).gather_to_root();
+    if (comm.rank() == 0) CHECK(*got == multiply(da, dx, m, k, width));
+  }
+  SUBCASE("add, apply_drop_zeros") {
+    const auto twice = add(a, a);
+    std::vector<double> d2(da);
+    for (auto& v : d2) v *= 2;
+    CHECK(compare(twice, csr_of(d2, m, k)).equal);
+    const auto ones = apply_drop_zeros(a, KOKKOS_LAMBDA(const double v) { return v == 1.0 ? 1.0 : 0.0; });
+    std::vector<double> d1(da);
+    for (auto& v : d1) v = v == 1.0 ? 1.0 : 0.0;
+    CHECK(compare(ones, csr_of(d1, m, k)).equal);
+    CHECK(ones.global_nnz() == csr_of(d1, m, k).nnz());
+  }
+}
+
+template <class P>
+void check_grid_shapes() {
+  check_grid_operations<P>(23, 17, 11, 0.3, 1);
+  check_grid_operations<P>(16, 16, 16, 0.15, 2);
+  check_grid_operations<P>(3, 2, 5, 0.9, 3);  // more ranks than block rows: empty ranks
+  check_grid_operations<P>(1, 1, 1, 1.0, 4);
+}
+
 }  // namespace
 
 #define TESSERA_POLICIES_OF(distribution)                                                                   \
@@ -167,6 +239,11 @@ void check_shapes() {
 TEST_CASE_TEMPLATE("every operation on every whole-row distribution x storage x backend equals the serial reference",
                    P, TESSERA_POLICIES_OF(row_block), TESSERA_POLICIES_OF(row_cyclic)) {
   check_shapes<P>();
+}
+
+TEST_CASE_TEMPLATE("every operation on every grid distribution x storage x backend equals the serial reference", P,
+                   TESSERA_POLICIES_OF(block_cyclic_2d), TESSERA_POLICIES_OF(replicated_columns)) {
+  check_grid_shapes<P>();
 }
 
 TEST_CASE_TEMPLATE("the user's storage and backend compose with the built-ins and with each other", P,
@@ -191,9 +268,11 @@ TEST_CASE("the tracing backend logs the gets of SpMM's halo") {
   CHECK(gets == (comm.size() == 1 ? 0u : comm.rank() == 0 || comm.rank() == comm.size() - 1 ? 1u : 2u));
 }
 
-TEST_CASE("the operations on progress ranks, row_block and row_cyclic" * doctest::skip(!test::progress_ranks_requested())) {
+TEST_CASE("the operations on progress ranks, row_block, row_cyclic and the grids" * doctest::skip(!test::progress_ranks_requested())) {
   check_shapes<policy<row_block, csr, progress_rank>>();
   check_shapes<policy<row_cyclic, coo, progress_rank>>();
+  check_grid_shapes<policy<block_cyclic_2d, csc, progress_rank>>();
+  check_grid_shapes<policy<replicated_columns, csr, progress_rank>>();
 }
 
 TEST_CASE("row_cyclic SpMM fetches one packed block per owner, not one run per row") {
