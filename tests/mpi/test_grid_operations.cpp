@@ -412,3 +412,45 @@ TEST_CASE("traffic of the grid algorithms equals the model") {
     CHECK(comm.sum(comm.stats().of("spmm").bytes) == expected + 3 * exchange * static_cast<std::uint64_t>(ranks));
   }
 }
+
+TEST_CASE("spgemm plans: made once, reused while the structure stays, refused when it changes") {
+  const auto& comm = test::world();
+  const auto a = random_entries(24, 24, 0.2, 13);
+  const auto ra = reference(a);
+  auto check_plans = [&]<class P>(typename P::distribution_type d) {
+    const auto da = build<P>(comm, a, d);
+    // Kept by A: the second product finds the first one's plan.
+    const auto c1 = spgemm(da, da);
+    const auto c2 = spgemm(da, da);
+    CHECK(da.plan_cache().template entries<std::shared_ptr<spgemm_plan<double, P>>>().size() == 1);
+    test::require_equal(c2, product(ra, ra));
+    // Owned by the caller: new values, same structure.
+    spgemm_plan plan(da, da);
+    const auto twice = scale(da, 2.0);
+    test::require_equal(plan.apply(twice, da), product(reference(entries{24, 24, [&] {
+                                                         auto t = a.all;
+                                                         for (auto& v : t.values) v *= 2;
+                                                         return t;
+                                                       }()}),
+                                                       ra));
+    const auto e_other = random_entries(24, 24, 0.3, 14);
+    const auto other = build<P>(comm, e_other, d);
+    if constexpr (whole_row_mapping<typename P::mapping_type>) {
+      // The 1-D plan is for A's column map (which rows of B it fetches): a matrix whose ranks touch
+      // other columns is refused on every rank.
+      entries narrow{24, 24, {}};
+      for (global_index i = 0; i < 24; ++i) narrow.all.push_back(i, i % 6, 1.0);
+      const auto n = build<P>(comm, narrow, d);
+      test::require_rejected([&] { (void)plan.apply(n, da); }, error_kind::invalid_argument, "make a new plan");
+      test::require_equal(spgemm(n, da), product(reference(narrow), ra));  // a plan of its own
+    } else {
+      // The grid plan depends on the distributions alone: any structure on the same grid runs.
+      test::require_equal(plan.apply(other, da), product(reference(e_other), ra));
+      const auto moved = redistribute(other, d.make_mapping(comm.size(), 24, 24).with_tiles(
+                                                 tiled_range::uniform(24, 3), tiled_range::uniform(24, 3), {}));
+      test::require_rejected([&] { (void)plan.apply(moved, da); }, error_kind::invalid_argument, "make a new plan");
+    }
+  };
+  check_plans.template operator()<policy<row_block, csr, mpi_rma>>(row_block{});
+  check_plans.template operator()<grid_policy<csr, mpi_rma>>(block_cyclic_2d{.grid = {}, .block_rows = 5, .block_cols = 5});
+}

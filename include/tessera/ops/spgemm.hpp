@@ -29,6 +29,7 @@
 #include "../storage/csr.hpp"
 #include "../matrix/to_view.hpp"
 #include "detail/operand_checks.hpp"
+#include "detail/structure_fingerprint.hpp"
 #include "elementwise.hpp"
 #include "semiring.hpp"
 #include "spgemm/options.hpp"
@@ -135,33 +136,41 @@ struct referenced_rows {
   std::vector<T> values;
 };
 
-/// Fetch the rows of B that the local A references and other ranks own (collective).
-///
-/// One-sided, per run of consecutive rows of an owner: one get for their row pointers, then one
-/// for their columns and one for their values. Owners learn from one allreduce which range of
-/// their rows anyone fetches and stage only that range (in B's own offsets) in the workspace's
-/// windows; that allreduce also orders the previous product's gets before this staging.
-template <matrix_value T, matrix_policy Policy>
-referenced_rows<T> fetch_referenced_rows(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
-  const auto& comm = a.comm();
-  const int me = comm.rank();
-  const auto ranks = static_cast<std::size_t>(comm.size());
-  const auto b_rows = static_cast<std::size_t>(b.local_rows());
-  const auto b_nnz = static_cast<std::size_t>(b.local_nnz());
-
-  // Which row of which owner each local column of A needs; runs of consecutive remote rows per owner.
+/// The inspector's half of the 1-D fetch: which rows of B the local A references, which of them
+/// other ranks own (as runs of consecutive rows of one owner), and which of this rank's rows of B
+/// anyone fetches. It depends on A's column map and B's row split only, so a plan keeps it while
+/// values (and B's rows' contents) change.
+struct fetch_schedule {
   struct run {
     int owner;
     std::size_t first_row, count, first_fetched;
   };
+  /// Per local column c of A: B's local row (>= 0), or -(k + 1) for fetched row k.
+  std::vector<local_index> source;
+  std::vector<run> runs;
+  std::size_t fetched = 0;
+  /// This rank's rows of B that others fetch: [lo, hi) (empty when hi <= lo).
+  std::size_t lo = 0, hi = 0;
+  /// Whether any rank fetches anything (the same on every rank).
+  bool anyone_fetches = false;
+};
+
+/// Make the fetch schedule of A * B (collective: one allreduce of 2P + 1 integers).
+///
+/// Fetched rows are owner-major, each owner's ascending, so consecutive rows of an owner are one
+/// run whatever the mapping interleaves (row-cyclic B: no two adjacent columns of A on one owner).
+template <matrix_value T, matrix_policy Policy>
+fetch_schedule schedule_referenced_rows(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
+  const auto& comm = a.comm();
+  const int me = comm.rank();
+  const auto ranks = static_cast<std::size_t>(comm.size());
   const auto a_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.col_map());
   const auto columns = static_cast<std::size_t>(a_map.extent(0));
-  referenced_rows<T> out;
+  fetch_schedule out;
   out.source.resize(columns);
-  std::vector<run> runs;
-  // Per owner: -(lowest row) and (highest row + 1) anyone fetches, and whether windows must grow.
+  // Per owner: -(lowest row) and (highest row + 1) anyone fetches.
   constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
-  std::vector<std::int64_t> need(2 * ranks + 1, 0);
+  std::vector<std::int64_t> need(2 * ranks, 0);
   for (std::size_t o = 0; o < ranks; ++o) need[o] = -none;
   struct remote_column {
     int owner;
@@ -178,38 +187,57 @@ referenced_rows<T> fetch_referenced_rows(const dist_matrix<T, Policy>& a, const 
     else
       remote.push_back({owner, row, c});
   }
-  // Fetched rows are owner-major, each owner's ascending, so consecutive rows of an owner are one
-  // run whatever the mapping interleaves (row-cyclic B: no two adjacent columns of A on one owner).
   // Contiguous row ranges with A's ascending columns are in this order already.
   const auto before = [](const remote_column& x, const remote_column& y) {
     return x.owner < y.owner || (x.owner == y.owner && x.row < y.row);
   };
   if (!std::is_sorted(remote.begin(), remote.end(), before)) std::sort(remote.begin(), remote.end(), before);
-  std::size_t fetched = 0;
   for (const auto& [owner, row, c] : remote) {
-    out.source[c] = -static_cast<local_index>(fetched) - 1;
-    if (!runs.empty() && runs.back().owner == owner && runs.back().first_row + runs.back().count == row)
-      ++runs.back().count;
+    out.source[c] = -static_cast<local_index>(out.fetched) - 1;
+    if (!out.runs.empty() && out.runs.back().owner == owner && out.runs.back().first_row + out.runs.back().count == row)
+      ++out.runs.back().count;
     else
-      runs.push_back({owner, row, 1, fetched});
-    ++fetched;
+      out.runs.push_back({owner, row, 1, out.fetched});
+    ++out.fetched;
     const auto o = static_cast<std::size_t>(owner);
     need[o] = std::max(need[o], -static_cast<std::int64_t>(row));
     need[ranks + o] = std::max(need[ranks + o], static_cast<std::int64_t>(row) + 1);
   }
-  auto workspace = spgemm_workspace<T, Policy>::of(b);
-  need[2 * ranks] = workspace->too_small(b_rows, b_nnz) ? 1 : 0;
   comm.allreduce_inplace(need, MPI_MAX);
-  bool anyone_fetches = false;
-  for (std::size_t o = 0; o < ranks; ++o) anyone_fetches = anyone_fetches || need[ranks + o] > -need[o];
-  if (!anyone_fetches) return out;
-  if (need[2 * ranks] != 0) workspace->grow(b_rows, b_nnz);
+  for (std::size_t o = 0; o < ranks; ++o) out.anyone_fetches = out.anyone_fetches || need[ranks + o] > -need[o];
+  if (need[ranks + static_cast<std::size_t>(me)] > -need[static_cast<std::size_t>(me)]) {
+    out.lo = static_cast<std::size_t>(-need[static_cast<std::size_t>(me)]);
+    out.hi = static_cast<std::size_t>(need[ranks + static_cast<std::size_t>(me)]);
+  }
+  return out;
+}
+
+/// Fetch the rows of B that the local A references and other ranks own, as `schedule` says
+/// (collective: one allreduce of one integer, then the staging and the gets).
+///
+/// One-sided, per run of consecutive rows of an owner: one get for their row pointers, then one
+/// for their columns and one for their values. Owners stage only the range of their rows anyone
+/// fetches (in B's own offsets) in the workspace's windows; the allreduce, which decides whether
+/// the windows must grow, also orders the previous product's gets before this staging.
+template <matrix_value T, matrix_policy Policy>
+referenced_rows<T> fetch_referenced_rows(const fetch_schedule& schedule, const dist_matrix<T, Policy>& a,
+                                         const dist_matrix<T, Policy>& b) {
+  const auto& comm = a.comm();
+  const auto b_rows = static_cast<std::size_t>(b.local_rows());
+  const auto b_nnz = static_cast<std::size_t>(b.local_nnz());
+  const auto& runs = schedule.runs;
+  const std::size_t fetched = schedule.fetched;
+  referenced_rows<T> out;
+  out.source = schedule.source;
+  auto workspace = spgemm_workspace<T, Policy>::of(b);
+  if (!schedule.anyone_fetches) return out;
+  const int grow = comm.max(workspace->too_small(b_rows, b_nnz) ? 1 : 0);
+  if (grow != 0) workspace->grow(b_rows, b_nnz);
   auto& ws = *workspace;
 
   // Stage the rows others fetch from me: their row pointers (one past the last, too), global
   // columns and values, where they are in B.
-  const auto lo = static_cast<std::size_t>(-need[static_cast<std::size_t>(me)]);
-  const auto hi = static_cast<std::size_t>(need[ranks + static_cast<std::size_t>(me)]);
+  const std::size_t lo = schedule.lo, hi = schedule.hi;
   const auto b_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().row_ptr);
   if (hi > lo) {
     const auto b_col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().col_idx);
@@ -517,16 +545,19 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
 }
 
 
+/// C = A * B on whole rows, fetching as `schedule` (made for A's column map and B's row split) says.
 template <matrix_value T, matrix_policy Policy, class Semiring>
 dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
-                                const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
+                                const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options,
+                                const fetch_schedule& schedule) {
   static_assert(semiring<Semiring, T>, "tessera::spgemm: the semiring needs add(a, b) and multiply(a, b) on T");
   using storage = typename Policy::storage_type;
   if constexpr (!std::same_as<storage, csr>) {
     // The kernels multiply compressed rows: other storages are converted in (O(nnz) each, no
     // communication) and C is converted back, so C has the operands' storage.
     const auto mask_rows = mask != nullptr ? std::optional(convert<csr>(*mask)) : std::nullopt;
-    return convert<storage>(multiply(convert<csr>(a), convert<csr>(b), mask_rows ? &*mask_rows : nullptr, options));
+    return convert<storage>(
+        multiply(convert<csr>(a), convert<csr>(b), mask_rows ? &*mask_rows : nullptr, options, schedule));
   } else {
   const auto& comm = a.comm();
   comm.collectively([&] {
@@ -554,7 +585,7 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
                     "thread); use automatic, esc or kokkos_kernels on this one");
   });
   const stats_scope scope(comm, "spgemm");
-  const auto referenced = fetch_referenced_rows(a, b);
+  const auto referenced = fetch_referenced_rows(schedule, a, b);
   // The kernels call the user's semiring: whatever it throws on one rank is raised on every rank,
   // instead of leaving the others waiting in C's constructor.
   auto c = comm.collectively([&] { return multiply_local(a, b, mask, referenced, options); });
@@ -587,14 +618,22 @@ dist_matrix<T, Policy> drop_selected(const dist_matrix<T, Policy>& c, const dist
   return assemble_owned<T, Policy>(c.comm(), c.mapping(), kept, combine::any{});
 }
 
-/// The 1-D algorithm on whole-row distributions, the grid algorithm (grid/spgemm_grid.hpp) on grids.
+}  // namespace detail
+
+template <matrix_value T, matrix_policy Policy, class Semiring>
+class spgemm_plan;
+
+namespace detail {
+
+/// The core product through `plan` (made for these operands), or through a plan made for this
+/// one call when there is none (operands made inside the operation: transposes, pruned masks).
 template <matrix_value T, matrix_policy Policy, class Semiring>
 dist_matrix<T, Policy> multiply_any(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
-                                    const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
-  if constexpr (whole_row_mapping<typename Policy::mapping_type>)
-    return multiply(a, b, mask, options);
-  else
-    return multiply_on_grid(a, b, mask, options);
+                                    const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options,
+                                    spgemm_plan<T, Policy, Semiring>* plan) {
+  if (plan != nullptr) return plan->multiply(a, b, mask);
+  spgemm_plan<T, Policy, Semiring> once(a, b, options);
+  return once.multiply(a, b, mask);
 }
 
 /// A transposed operand on the grid of the operand it meets: a grid's transpose lives on the
@@ -621,10 +660,12 @@ bool splits_like_product(const dist_matrix<T, Policy>& mask, const dist_matrix<T
     return mask.mapping() == product_mapping(a.mapping(), b.mapping());
 }
 
-/// A * B with the options' transposes and mask semantics.
+/// A * B with the options' transposes and mask semantics; the core product through `plan` when
+/// one is given (no transposes: the plan is for A and B as they are).
 template <matrix_value T, matrix_policy Policy, class Semiring>
 dist_matrix<T, Policy> product(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
-                               const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
+                               const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options,
+                               spgemm_plan<T, Policy, Semiring>* plan = nullptr) {
   if (options.transpose_a || options.transpose_b) {
     auto plain = options;
     plain.transpose_a = plain.transpose_b = false;
@@ -635,7 +676,7 @@ dist_matrix<T, Policy> product(const dist_matrix<T, Policy>& a, const dist_matri
     if (options.transpose_a) return product(transposed_for(a, b), b, mask, plain);
     return product(a, transposed_for(b, a), mask, plain);
   }
-  if (mask == nullptr) return multiply_any(a, b, mask, options);
+  if (mask == nullptr) return multiply_any(a, b, mask, options, plan);
   if (options.complement_mask) {
     // Checked here as multiply checks a mask it is given: the unmasked product never sees it.
     a.comm().collectively([&] {
@@ -647,17 +688,136 @@ dist_matrix<T, Policy> product(const dist_matrix<T, Policy>& a, const dist_matri
                       "spgemm: the mask must be distributed as A * B is (A's rows; on a grid also B's columns); "
                       "redistribute it first");
     });
-    return drop_selected(multiply_any(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options), *mask,
-                         options.mask);
+    return drop_selected(multiply_any(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options, plan),
+                         *mask, options.mask);
   }
   if (options.mask == mask_kind::values) {
     const auto selecting = prune(*mask, [](const T& v) { return v == T{0}; });
-    return multiply_any(a, b, &selecting, options);
+    return multiply_any(a, b, &selecting, options, plan);
   }
-  return multiply_any(a, b, mask, options);
+  return multiply_any(a, b, mask, options, plan);
 }
 
 }  // namespace detail
+
+/// The plan of C = A * B (or C<M> = A * B) under fixed options: the inspector's work, made once
+/// and reused by every apply while A's structure and B's distribution stay (values may change).
+///
+/// On whole rows it holds the fetch schedule: which rows of B the local A references, the runs
+/// of consecutive rows per owner, and which of this rank's rows others fetch (one allreduce of
+/// 2P + 1 integers when made; an apply does one allreduce of one integer, the staging and the gets).
+/// On a grid it holds the layered grid, C's mapping and the stage of every inner index.
+/// spgemm() keeps one per (B's distribution, options) in A.plan_cache(); make one yourself to own it:
+/// @code
+/// tessera::spgemm_plan plan(A, B, tessera::spgemm_options{.ring = tessera::semirings::min_plus{}});
+/// for (int step = 0; step < steps; ++step) C = plan.apply(A, B);   // A's values change, not its structure
+/// @endcode
+template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
+class spgemm_plan {
+  using mapping_type = typename Policy::mapping_type;
+  using matrix = dist_matrix<T, Policy>;
+  static constexpr bool on_rows = whole_row_mapping<mapping_type>;
+  static_assert(on_rows || retiling_grid_mapping<mapping_type>,
+                "tessera::spgemm_plan needs a distribution whose ranks own whole rows (whole_row_mapping) or a "
+                "process grid that re-tiles (retiling_grid_mapping); redistribute A and B to row_block or "
+                "block_cyclic_2d first");
+
+ public:
+  /// Inspect A * B under `options` (collective). Transposed operands are planned as what they are:
+  /// transpose them first and plan their product.
+  spgemm_plan(const matrix& a, const matrix& b, const spgemm_options<Semiring>& options = {})
+      : options_(options), a_mapping_(a.mapping()), b_mapping_(b.mapping()) {
+    a.comm().collectively([&] {
+      TESSERA_REQUIRE(!options.transpose_a && !options.transpose_b, invalid_argument,
+                      "spgemm_plan: a plan is for A and B as they are; transpose them first and plan their product");
+      detail::require_same_ranks("spgemm", a.comm(), b.comm(), "B");
+      TESSERA_REQUIRE(a.num_cols() == b.num_rows(), dimension_mismatch, "spgemm: A is {} x {} but B is {} x {}",
+                      a.num_rows(), a.num_cols(), b.num_rows(), b.num_cols());
+    });
+    if constexpr (on_rows) {
+      a_cols_ = detail::structure_fingerprint<1>(a.col_map());
+      schedule_ = detail::schedule_referenced_rows(a, b);
+    } else {
+      grid_.emplace(detail::inspect_grid_product(a, b, options));
+    }
+  }
+
+  /// C = A * B (collective). A must have the structure, B the distribution, the plan was made for.
+  [[nodiscard]] matrix apply(const matrix& a, const matrix& b) {
+    return detail::product(a, b, static_cast<const matrix*>(nullptr), *options_, this);
+  }
+  /// C<M> = A * B under the plan's options (mask kind, complement).
+  [[nodiscard]] matrix apply(const matrix& mask, const matrix& a, const matrix& b) {
+    return detail::product(a, b, &mask, *options_, this);
+  }
+
+  /// Whether this plan is for A's structure, B's distribution and `options` (not collective:
+  /// this rank's answer; spgemm_plan_for agrees over the ranks).
+  [[nodiscard]] bool fits(const matrix& a, const matrix& b, const spgemm_options<Semiring>& options) {
+    const auto& mine = *options_;
+    const bool same_options = options.kernel == mine.kernel && options.memory_budget_bytes == mine.memory_budget_bytes &&
+                              options.mask == mine.mask && options.complement_mask == mine.complement_mask &&
+                              options.layers == mine.layers && options.stages == mine.stages &&
+                              !options.transpose_a && !options.transpose_b;
+    if (!same_options || !(b.mapping() == b_mapping_)) return false;
+    if constexpr (on_rows)
+      return a_cols_.matches(a.col_map());
+    else
+      return a.mapping() == a_mapping_;
+  }
+
+  /// Rows of B this rank fetches per apply (whole rows), and the runs they are fetched in.
+  [[nodiscard]] std::size_t fetched_rows() const noexcept { return on_rows ? schedule_.fetched : 0; }
+  [[nodiscard]] std::size_t runs() const noexcept { return on_rows ? schedule_.runs.size() : 0; }
+  [[nodiscard]] const spgemm_options<Semiring>& options() const noexcept { return *options_; }
+
+  /// The core product (no transposes) through the plan; what apply and spgemm call.
+  [[nodiscard]] matrix multiply(const matrix& a, const matrix& b, const matrix* mask) {
+    a.comm().collectively([&] {
+      TESSERA_REQUIRE(fits(a, b, *options_), invalid_argument,
+                      "spgemm_plan: A's structure or B's distribution is not what the plan was made for; make a "
+                      "new plan");
+    });
+    if constexpr (on_rows) {
+      // The user's options (batches: where to report) are this call's; the plan's decide the rest.
+      return detail::multiply(a, b, mask, *options_, schedule_);
+    } else {
+      return detail::multiply_on_grid(a, b, mask, *options_, *grid_);
+    }
+  }
+
+  /// Take this call's semiring object and batch report (spgemm_options::ring, ::batches), which a
+  /// kept plan must not hold over from the call that made it.
+  void use_call_options(const spgemm_options<Semiring>& options) { options_.emplace(options); }
+
+ private:
+  std::optional<spgemm_options<Semiring>> options_;  // re-made per call: a semiring need not be assignable
+  mapping_type a_mapping_, b_mapping_;
+  detail::structure_fingerprint<1> a_cols_;
+  detail::fetch_schedule schedule_;
+  std::optional<detail::grid_product_setup<mapping_type>> grid_;
+};
+
+/// The plan of A * B under `options`, made on first use and kept in A.plan_cache() (collective:
+/// every rank checks the plans it keeps and one allreduce agrees which one fits everywhere).
+template <matrix_value T, matrix_policy Policy, class Semiring>
+spgemm_plan<T, Policy, Semiring>& spgemm_plan_for(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+                                                  const spgemm_options<Semiring>& options = {}) {
+  auto& made = a.plan_cache().template entries<std::shared_ptr<spgemm_plan<T, Policy, Semiring>>>();
+  std::vector<int> fits(made.size());
+  for (std::size_t i = 0; i < made.size(); ++i) fits[i] = made[i]->fits(a, b, options) ? 1 : 0;
+  if (!fits.empty()) a.comm().allreduce_inplace(fits, MPI_MIN);
+  for (std::size_t i = 0; i < made.size(); ++i)
+    if (fits[i] != 0) {
+      made[i]->use_call_options(options);
+      return *made[i];
+    }
+  // A few plans per A (products with several Bs or options); the oldest goes first.
+  constexpr std::size_t kept = 4;
+  if (made.size() == kept) made.erase(made.begin());
+  made.push_back(std::make_shared<spgemm_plan<T, Policy, Semiring>>(a, b, options));
+  return *made.back();
+}
 
 #define TESSERA_SPGEMM_NEEDS_WHOLE_ROWS                                                                            \
   "tessera::spgemm needs a distribution whose ranks own whole rows (capability whole_row_mapping: row_owner, "   \
@@ -674,10 +834,12 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 [[nodiscard]] dist_matrix<T, Policy> spgemm(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                             const spgemm_options<Semiring>& options = {}) {
   static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
-  if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type))
-    return detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options);
-  else
+  if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type)) {
+    auto* plan = options.transpose_a || options.transpose_b ? nullptr : &spgemm_plan_for(a, b, options);
+    return detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options, plan);
+  } else {
     return a;  // refused above; not instantiating the algorithm keeps the compiler's report to that sentence
+  }
 }
 
 /// C<M> = A * B: only the entries the mask M selects (collective). M is m x n and split like

@@ -52,16 +52,23 @@ template <retiling_grid_mapping M>
   return stage;
 }
 
-/// C = A * B (C<M> = A * B when `mask` is given) for grid distributions; collective.
+/// What a grid product's inspector decides from the operands' distributions alone: the layered
+/// grid, C's mapping and the stage of every inner index (kept by spgemm_plan).
+template <class Mapping>
+struct grid_product_setup {
+  layered_grid grid;
+  Mapping c_mapping;
+  std::vector<int> stage_of;
+};
+
+/// The inspector of A * B on a grid (collective: the checks agree on every rank).
 template <matrix_value T, matrix_policy Policy, class Semiring>
-dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
-                                        const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options) {
-  using mapping_type = typename Policy::mapping_type;
-  using exec = typename Policy::execution_space;
-  using mem = typename Policy::memory_space;
-  static_assert(retiling_grid_mapping<mapping_type>);
+grid_product_setup<typename Policy::mapping_type> inspect_grid_product(const dist_matrix<T, Policy>& a,
+                                                                       const dist_matrix<T, Policy>& b,
+                                                                       const spgemm_options<Semiring>& options) {
+  static_assert(retiling_grid_mapping<typename Policy::mapping_type>);
   const auto& comm = a.comm();
-  const auto setup = comm.collectively([&] {
+  return comm.collectively([&] {
     require_same_ranks("spgemm", comm, b.comm(), "B");
     TESSERA_REQUIRE(a.num_cols() == b.num_rows(), dimension_mismatch, "spgemm: A is {} x {} but B is {} x {}",
                     a.num_rows(), a.num_cols(), b.num_rows(), b.num_cols());
@@ -70,21 +77,34 @@ dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const d
                     "spgemm: on a grid distribution the local products run expand-sort-compress; choose kernel "
                     "automatic or esc (or redistribute to a row distribution for the other kernels)");
     TESSERA_REQUIRE(options.stages >= 1, invalid_argument, "spgemm: {} stages; at least one is needed", options.stages);
-    auto g = make_layered_grid(a.mapping(), b.mapping(), options.layers);
-    auto c = product_mapping(a.mapping(), b.mapping());
-    if (mask != nullptr) {
+    auto grid = make_layered_grid(a.mapping(), b.mapping(), options.layers);
+    auto stages = inner_stages(grid, options.stages);
+    return grid_product_setup<typename Policy::mapping_type>{std::move(grid), product_mapping(a.mapping(), b.mapping()),
+                                                             std::move(stages)};
+  });
+}
+
+/// C = A * B (C<M> = A * B when `mask` is given) for grid distributions, as `setup` (made for A's
+/// and B's distributions and these options) says; collective.
+template <matrix_value T, matrix_policy Policy, class Semiring>
+dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+                                        const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options,
+                                        const grid_product_setup<typename Policy::mapping_type>& setup) {
+  using exec = typename Policy::execution_space;
+  using mem = typename Policy::memory_space;
+  const auto& comm = a.comm();
+  const layered_grid& grid = setup.grid;
+  const auto& c_mapping = setup.c_mapping;
+  if (mask != nullptr)
+    comm.collectively([&] {
       require_same_ranks("spgemm", comm, mask->comm(), "the mask");
       TESSERA_REQUIRE(mask->num_rows() == a.num_rows() && mask->num_cols() == b.num_cols(), dimension_mismatch,
                       "spgemm: the mask is {} x {} but A * B is {} x {}", mask->num_rows(), mask->num_cols(),
                       a.num_rows(), b.num_cols());
-      TESSERA_REQUIRE(mask->mapping() == c, dimension_mismatch,
+      TESSERA_REQUIRE(mask->mapping() == c_mapping, dimension_mismatch,
                       "spgemm: the mask must be distributed as A * B is (A's grid and rows, B's columns); "
                       "redistribute it first");
-    }
-    return std::pair{std::move(g), std::move(c)};
-  });
-  const layered_grid& grid = setup.first;
-  const mapping_type& c_mapping = setup.second;
+    });
   const stats_scope scope(comm, "spgemm");
   const typename Policy::backend_type backend{};
 
@@ -102,7 +122,7 @@ dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const d
       mask_piece.retain([](global_index, global_index, const T& v) { return v != T{0}; });
   }
 
-  const auto stage_of = inner_stages(grid, options.stages);
+  const auto& stage_of = setup.stage_of;
   const auto a_held = held_triplets(a);
   const auto b_held = held_triplets(b);
   triplets<T> partial;
