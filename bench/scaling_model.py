@@ -75,10 +75,15 @@ class Rmat:
         self.n, self.m = 2**scale, edge_factor * 2**scale
         self.p = (a, b, c, 1 - a - b - c)  # (0,0) (0,1) (1,0) (1,1)
         s, (a, b, c, d) = scale, self.p
-        # Expected entries of the row and of the column of a vertex with t one bits.
-        line = lambda t, z0, z1, o0, o1: sum(comb(s - t, x) * comb(t, y) * touched(
-            self.m * z0 ** (s - t - x) * z1**x * o0 ** (t - y) * o1**y) for x in range(s - t + 1) for y in range(t + 1))
-        self.count = [comb(s, t) for t in range(s + 1)]
+
+        def line(t, z0, z1, o0, o1):
+            """Expected entries of the row (or column) of a vertex with t one bits: over the other
+            index, x ones where the vertex has a 0 (probability z1 each, else z0), y where it has
+            a 1 (o1, else o0); an entry exists when at least one of the m edges lands on it."""
+            return sum(comb(s - t, x) * comb(t, y) * touched(self.m * z0 ** (s - t - x) * z1**x * o0 ** (t - y) * o1**y)
+                       for x in range(s - t + 1) for y in range(t + 1))
+
+        self.count = [comb(s, t) for t in range(s + 1)]  # vertices with t one bits
         self.row = [line(t, a, b, c, d) for t in range(s + 1)]
         self.col = [line(t, a, c, b, d) for t in range(s + 1)]
         self.nnz = sum(k * self._prob(cls) for k, cls in self._pairs())
@@ -126,7 +131,8 @@ class Rmat:
         return sum(count * layers * touched(lam / layers) for count, lam in self.paths)
 
     def named(self, degrees: list[float], share: float) -> float:
-        """Lines (rows or columns) with at least one entry among a random `share` of the others."""
+        """Expected rows (or columns, by `degrees`) with at least one entry in a random `share` of
+        the other dimension: a line of d entries misses it with probability exp(-d share)."""
         return sum(k * touched(d * share) for k, d in zip(self.count, degrees))
 
     def fetch_1d(self, ranks: int) -> tuple[float, float, float]:
@@ -326,7 +332,7 @@ SERIES = [  # (label, distribution, layers, colour, marker)
 
 
 def si_bytes(v: float) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if v >= scale:
             return f"{v / scale:g} {unit}"
     return f"{v:g} B"

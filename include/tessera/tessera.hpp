@@ -61,6 +61,7 @@
 #include "ops/spmm.hpp"
 #include "ops/summa.hpp"
 #include "ops/transpose.hpp"
+#include "ops/transpose_plan.hpp"
 
 #include "generators/laplacian.hpp"
 #include "generators/molecular_chain.hpp"

@@ -454,3 +454,67 @@ TEST_CASE("spgemm plans: made once, reused while the structure stays, refused wh
   check_plans.template operator()<policy<row_block, csr, mpi_rma>>(row_block{});
   check_plans.template operator()<grid_policy<csr, mpi_rma>>(block_cyclic_2d{.grid = {}, .block_rows = 5, .block_cols = 5});
 }
+
+TEST_CASE("tile-stored matrices run spgemm, transpose and spmm through their elements") {
+  const auto& comm = test::world();
+  const auto a = random_entries(17, 17, 0.25, 15);
+  const auto ra = reference(a);
+  using Rows = policy<row_block, csr, mpi_rma>;
+  using Tiles = policy<block_cyclic_2d, tiles, mpi_rma>;
+  const auto ea = build<Rows>(comm, a, {});
+  const tiled_range irregular({0, 3, 4, 9, 9, 17});  // a zero-width tile too
+  for (const auto grid : grids_of(comm.size())) {
+    INFO("grid " << grid.p << "x" << grid.q);
+    const auto t = to_tiles<Tiles>(ea, block_cyclic_2d::mapping(grid, irregular, irregular));
+    const auto c = spgemm(t, t);
+    CHECK(c.row_tiles() == irregular);
+    test::require_equal(c, product(ra, ra));
+    const auto tt = transpose(t);
+    CHECK(tt.mapping().grid() == process_grid{grid.q, grid.p});
+    test::require_equal(tt, test::transposed(ra));
+    dist_dense<double, Rows> x(comm, 17, 2);
+    x.fill(1.0);
+    const auto y = spmm(t, x).gather_to_root();
+    if (comm.rank() == 0)
+      for (global_index i = 0; i < 17; ++i) {
+        double want = 0;
+        for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+          want += ra.values[static_cast<std::size_t>(e)];
+        CHECK((*y)[static_cast<std::size_t>(i * 2)] == want);
+      }
+  }
+}
+
+TEST_CASE("transpose plans move values only, on rows and on grids") {
+  const auto& comm = test::world();
+  const auto a = random_entries(19, 14, 0.3, 16);
+  const auto ra = reference(a);
+  auto doubled = [&] {
+    auto t = a.all;
+    for (auto& v : t.values) v *= 2;
+    return reference(entries{19, 14, t});
+  }();
+  auto check = [&]<class P>(typename P::distribution_type d) {
+    const auto da = build<P>(comm, a, d);
+    transpose_plan plan(da);
+    comm.stats().reset();
+    test::require_equal(plan.apply(da), test::transposed(ra));
+    const auto values_only = comm.stats().of("transpose");
+    test::require_equal(plan.apply(scale(da, 2.0)), test::transposed(doubled));
+    // 8 bytes per value that leaves its rank, plus the P - 1 size messages of one exchange; the
+    // one-shot transpose moves the same entries as (row, column, value) triples.
+    const auto size_messages = 8 * static_cast<std::uint64_t>(comm.size() - 1);
+    CHECK(values_only.bytes == 8 * plan.values_moved() + size_messages);
+    comm.stats().reset();
+    const auto full = transpose(da);
+    CHECK(comm.stats().of("transpose").bytes == 24 * plan.values_moved() + size_messages);
+    test::require_equal(full, test::transposed(ra));
+    const auto other = build<P>(comm, random_entries(19, 14, 0.5, 17), d);
+    test::require_rejected([&] { (void)plan.apply(other); }, error_kind::invalid_argument, "make a new plan");
+  };
+  check.template operator()<policy<row_block, csr, mpi_rma>>(row_block{});
+  check.template operator()<policy<row_block, coo, aggregator>>(row_block{});
+  check.template operator()<grid_policy<csc, mpi_rma>>(block_cyclic_2d{.grid = {}, .block_rows = 3, .block_cols = 4});
+  check.template operator()<replicated_policy<csr, mpi_rma>>(
+      replicated_columns{.grid = process_grid{comm.size(), 1}, .block_cols = 3});
+}

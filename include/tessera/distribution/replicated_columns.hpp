@@ -144,9 +144,11 @@ struct replicated_columns {
                                      const std::vector<int>& column_owner) const {
       return mapping(grid_, rows, cols, column_owner);
     }
-    /// The mapping of the transpose: A's columns become whole rows, A's rows are cut into column
-    /// blocks of A's first column block's width, dealt cyclically over the same grid.
+    /// The mapping of the transpose on the same grid: the tilings swap (a tile-stored A^T keeps
+    /// A's tiles), except that rows kept whole as one tile (element-sparse matrices) are cut into
+    /// column blocks of A's first column block's width, so A^T's columns spread over the grid.
     [[nodiscard]] mapping transposed() const {
+      if (rows_.num_tiles() > 1 || grid_.q == 1) return mapping(grid_, cols_, rows_);
       const global_index block = cols_.num_tiles() > 0 ? std::max<global_index>(cols_.size(0), 1) : 64;
       return mapping(grid_, tiled_range::uniform(cols_.extent(), std::max<global_index>(cols_.extent(), 1)),
                      tiled_range::uniform(rows_.extent(), block));

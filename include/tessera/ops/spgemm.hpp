@@ -30,6 +30,7 @@
 #include "../matrix/to_view.hpp"
 #include "detail/operand_checks.hpp"
 #include "detail/structure_fingerprint.hpp"
+#include "detail/tiles_as_elements.hpp"
 #include "elementwise.hpp"
 #include "semiring.hpp"
 #include "spgemm/options.hpp"
@@ -825,6 +826,10 @@ spgemm_plan<T, Policy, Semiring>& spgemm_plan_for(const dist_matrix<T, Policy>& 
   "col_tiles, column_owners, with_tiles, transposed); this one has neither: redistribute A and B to row_block or "  \
   "block_cyclic_2d first"
 #define TESSERA_SPGEMM_CAN_MULTIPLY(M) (whole_row_mapping<M> || retiling_grid_mapping<M>)
+#define TESSERA_SPGEMM_NO_TILES                                                                                     \
+  "tessera::spgemm_masked and spgemm_accumulate take element storages (csr, csc, coo, a user's); convert a "        \
+  "tile-stored matrix with to_elements<Policy>(A) first (spgemm itself converts tiles)"
+
 
 /// C = A * B over a semiring (plus-times by default), split like A's rows, in A's storage
 /// (collective). Needs whole rows on each rank; storages other than csr are converted to CSR
@@ -834,7 +839,15 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 [[nodiscard]] dist_matrix<T, Policy> spgemm(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                             const spgemm_options<Semiring>& options = {}) {
   static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
-  if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type)) {
+  if constexpr (tile_storage<typename Policy::storage_type>) {
+    // Tiles: multiplied as elements on the same grid and cut back into A's row tiles and B's
+    // column tiles (detail/tiles_as_elements.hpp; bsgemm and summa multiply tiles natively).
+    const auto c = spgemm(detail::tiles_as_elements(a), detail::tiles_as_elements(b), options);
+    const auto& rows = options.transpose_a ? a.col_tiles() : a.row_tiles();
+    const auto& cols = options.transpose_b ? b.row_tiles() : b.col_tiles();
+    const auto mapping = a.comm().collectively([&] { return a.mapping().with_tiles(rows, cols, std::vector<int>{}); });
+    return to_tiles<Policy>(c, mapping);
+  } else if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type)) {
     auto* plan = options.transpose_a || options.transpose_b ? nullptr : &spgemm_plan_for(a, b, options);
     return detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options, plan);
   } else {
@@ -849,6 +862,7 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 [[nodiscard]] dist_matrix<T, Policy> spgemm_masked(const dist_matrix<T, Policy>& mask, const dist_matrix<T, Policy>& a,
                                                    const dist_matrix<T, Policy>& b,
                                                    const spgemm_options<Semiring>& options = {}) {
+  static_assert(!tile_storage<typename Policy::storage_type>, TESSERA_SPGEMM_NO_TILES);
   static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
   if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type))
     return detail::product(a, b, &mask, options);
@@ -863,6 +877,7 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
 void spgemm_accumulate(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b, dist_matrix<T, Policy>& c,
                        const spgemm_options<Semiring>& options = {}) {
+  static_assert(!tile_storage<typename Policy::storage_type>, TESSERA_SPGEMM_NO_TILES);
   static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
   if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type))
     c = add(c, detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options),
@@ -875,6 +890,7 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 void spgemm_accumulate(const dist_matrix<T, Policy>& mask, const dist_matrix<T, Policy>& a,
                        const dist_matrix<T, Policy>& b, dist_matrix<T, Policy>& c,
                        const spgemm_options<Semiring>& options = {}) {
+  static_assert(!tile_storage<typename Policy::storage_type>, TESSERA_SPGEMM_NO_TILES);
   static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
   if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type))
     c = add(c, detail::product(a, b, &mask, options), detail::semiring_add<Semiring>{options.ring});
@@ -882,5 +898,6 @@ void spgemm_accumulate(const dist_matrix<T, Policy>& mask, const dist_matrix<T, 
 
 #undef TESSERA_SPGEMM_NEEDS_WHOLE_ROWS
 #undef TESSERA_SPGEMM_CAN_MULTIPLY
+#undef TESSERA_SPGEMM_NO_TILES
 
 }  // namespace tessera

@@ -24,6 +24,7 @@
 #include "detail/operand_checks.hpp"
 #include "detail/structure_fingerprint.hpp"
 #include "grid/spmm_grid.hpp"
+#include "detail/tiles_as_elements.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
@@ -592,14 +593,17 @@ void spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, dist_
 /// distribution, Y split by X's distribution over A's rows (collective; traffic under "spmm").
 /// The 2-D product (grid/spmm_grid.hpp): each rank multiplies what it holds (a replica its share
 /// of the rows) by the rows of X its columns name, and the partial rows of Y are added on Y's
-/// owners. `options` choose the 1-D plan's kernels and have no effect here.
+/// owners. `options` choose the 1-D plan's kernels and have no effect here. A tile-stored A is
+/// multiplied through its elements (to_elements on every call, O(nnz)).
 template <matrix_value T, matrix_policy PA, matrix_policy PX>
   requires(!std::same_as<PA, PX>)
 [[nodiscard]] dist_dense<T, PX> spmm(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x,
                                      [[maybe_unused]] spmm_options options = {}) {
-  static_assert(!tile_storage<typename PA::storage_type>,
-                "tessera::spmm works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
-                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
+  if constexpr (tile_storage<typename PA::storage_type>) {
+    // Tiles: multiplied as elements (one conversion of A per call: convert once and keep it to
+    // multiply the same A many times).
+    return spmm(detail::tiles_as_elements(a), x);
+  }
   const auto rows = a.comm().collectively([&] { return x.mapping().with_shape(a.num_rows(), x.num_vectors()); });
   dist_dense<T, PX> y(a.comm(), rows, x.num_vectors());
   detail::multiply_dense_on_grid(a, x, y);
@@ -610,10 +614,10 @@ template <matrix_value T, matrix_policy PA, matrix_policy PX>
 template <matrix_value T, matrix_policy PA, matrix_policy PX>
   requires(!std::same_as<PA, PX>)
 void spmm(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x, dist_dense<T, PX>& y) {
-  static_assert(!tile_storage<typename PA::storage_type>,
-                "tessera::spmm works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
-                "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
-  detail::multiply_dense_on_grid(a, x, y);
+  if constexpr (tile_storage<typename PA::storage_type>)
+    detail::multiply_dense_on_grid(detail::tiles_as_elements(a), x, y);
+  else
+    detail::multiply_dense_on_grid(a, x, y);
 }
 
 /// y = A * x for a single vector (x and y are dist_dense with one column).

@@ -23,6 +23,7 @@
 #include "../matrix/local_triplets.hpp"
 #include "../matrix/triplets.hpp"
 #include "grid/transpose_grid.hpp"
+#include "detail/tiles_as_elements.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -313,7 +314,8 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
 ///  - whole rows on each rank (whole_row_mapping): distributed by `A.mapping().with_shape(n, m)`:
 ///    a square A keeps its row split, row_block splits a new row count evenly;
 ///  - a grid (retiling_grid_mapping): distributed by `A.mapping().transposed()` (block_cyclic_2d:
-///    the q x p grid, each rank exchanging with its transposed grid position; grid/transpose_grid.hpp).
+///    the q x p grid, each rank exchanging with its transposed grid position; grid/transpose_grid.hpp);
+///  - tiles: through their elements and back into the swapped tilings (two conversions, O(nnz)).
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_matrix<T, Policy> transpose(const dist_matrix<T, Policy>& a,
                                                transpose_algorithm algorithm = transpose_algorithm::route) {
@@ -323,7 +325,12 @@ template <matrix_value T, matrix_policy Policy>
                 "row_owner, local_row, with_shape) or a process grid that re-tiles (capability retiling_grid_mapping: "
                 "grid, row_tiles, col_tiles, column_owners, with_tiles, transposed); this one has neither: "
                 "redistribute A to row_block or block_cyclic_2d first");
-  if constexpr (!whole_row_mapping<mapping_type> && retiling_grid_mapping<mapping_type>) {
+  if constexpr (tile_storage<typename Policy::storage_type>) {
+    // Tiles: transposed as elements and cut back into the swapped tilings (tiles_as_elements.hpp).
+    (void)algorithm;
+    const auto t = transpose(detail::tiles_as_elements(a));
+    return to_tiles<Policy>(t, a.comm().collectively([&] { return a.mapping().transposed(); }));
+  } else if constexpr (!whole_row_mapping<mapping_type> && retiling_grid_mapping<mapping_type>) {
     (void)algorithm;  // one algorithm on grids: route to the transposed mapping
     const stats_scope scope(a.comm(), "transpose");
     return detail::transpose_on_grid(a);
