@@ -34,11 +34,7 @@ void run_grid(const tessera::communicator& comm, const tessera::bench::args& arg
     comm.stats().reset();
     const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { tessera::spmm(a, x, y); });
     const auto traffic = tessera::bench::traffic_per_run(comm, "spmm", args.reps);
-    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local());
-    double local = 0;
-    for (std::size_t i = 0; i < host.extent(0); ++i)
-      for (std::size_t j = 0; j < host.extent(1); ++j) local += host(i, j);
-    const double checksum = comm.sum(local);
+    const double checksum = tessera::bench::checksum(y);
     const double rss = tessera::bench::peak_rss_mb(comm);
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"grid\", "
@@ -74,11 +70,7 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
     comm.stats().reset();
     const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { plan.apply(a, x, y); });
     const auto traffic = tessera::bench::traffic_per_run(comm, "spmm", args.reps);
-    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local());
-    double local = 0;
-    for (std::size_t i = 0; i < host.extent(0); ++i)
-      for (std::size_t j = 0; j < host.extent(1); ++j) local += host(i, j);
-    const double checksum = comm.sum(local);
+    const double checksum = tessera::bench::checksum(y);
     const std::uint64_t halo = comm.sum(static_cast<std::uint64_t>(plan.halo_rows()));
     const double rss = tessera::bench::peak_rss_mb(comm);
     const double bytes_min = a_bytes + (x_row_count + y_row_count) * static_cast<double>(k) * sizeof(double);

@@ -188,6 +188,16 @@ double checksum(const dist_matrix<T, Policy>& a) {
   return a.comm().sum(local);
 }
 
+/// Sum of all entries of a dense block (collective).
+template <class T, class Policy>
+double checksum(const dist_dense<T, Policy>& y) {
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local());
+  double local = 0;
+  for (std::size_t i = 0; i < host.extent(0); ++i)
+    for (std::size_t j = 0; j < host.extent(1); ++j) local += static_cast<double>(host(i, j));
+  return y.comm().sum(local);
+}
+
 /// STREAM triad (a = b + s * c) on `n` doubles per array, one core per rank, all ranks at once:
 /// the best of `reps` runs (each run's time is the slowest rank's), as bytes per second summed
 /// over ranks, counting 3 * n * 8 bytes per rank and run as STREAM does (collective).

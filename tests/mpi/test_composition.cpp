@@ -19,40 +19,9 @@ using custom::row_cyclic;
 using custom::sliced_ell;
 using custom::tracing;
 
-// Small integer values: every sum is exact, so results compare with ==, whatever the order.
-struct random_entries {
-  global_index rows, cols;
-  triplets<double> all;  // the same on every rank
-};
-
-random_entries make_entries(global_index rows, global_index cols, double density, std::uint64_t seed) {
-  random_entries e{rows, cols, {}};
-  std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  auto next = [&] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
-  for (global_index i = 0; i < rows; ++i) {
-    if (i % 5 == 3) continue;  // empty rows
-    for (global_index j = 0; j < cols; ++j)
-      if (static_cast<double>(next() % 1000) < density * 1000) {
-        const auto v = static_cast<double>(1 + next() % 4);
-        e.all.push_back(i, j, v);
-        if (next() % 7 == 0) e.all.push_back(i, j, 1.0);  // a duplicate, summed
-      }
-  }
-  return e;
-}
-
-// This rank's share of the triplets (any rank may pass any entry).
-triplets<double> share(const triplets<double>& all, const communicator& comm) {
-  triplets<double> mine;
-  for (std::size_t k = static_cast<std::size_t>(comm.rank()); k < all.size(); k += static_cast<std::size_t>(comm.size()))
-    mine.push_back(all.rows[k], all.cols[k], all.values[k]);
-  return mine;
-}
+using test::make_entries;
+using test::random_entries;
+using test::share;
 
 std::vector<double> dense_of(const random_entries& e) {
   std::vector<double> d(static_cast<std::size_t>(e.rows * e.cols), 0.0);
@@ -88,6 +57,20 @@ std::vector<double> transposed(const std::vector<double>& a, global_index m, glo
 }
 
 double x_value(global_index i, global_index j) { return static_cast<double>((2 * i + 3 * j) % 5) - 2.0; }
+
+// A + A, and the entries equal to 1 kept (as 1), the rest dropped; global nnz counted once.
+template <class P>
+void check_elementwise(const dist_matrix<double, P>& a, const std::vector<double>& da, global_index m, global_index k) {
+  const auto twice = add(a, a);
+  std::vector<double> d2(da);
+  for (auto& v : d2) v *= 2;
+  CHECK(compare(twice, csr_of(d2, m, k)).equal);
+  const auto ones = apply_drop_zeros(a, KOKKOS_LAMBDA(const double v) { return v == 1.0 ? 1.0 : 0.0; });
+  std::vector<double> d1(da);
+  for (auto& v : d1) v = v == 1.0 ? 1.0 : 0.0;
+  CHECK(compare(ones, csr_of(d1, m, k)).equal);
+  CHECK(ones.global_nnz() == csr_of(d1, m, k).nnz());
+}
 
 template <class P>
 void check_operations(global_index m, global_index k, global_index n, double density, std::uint64_t seed) {
@@ -131,15 +114,7 @@ void check_operations(global_index m, global_index k, global_index n, double den
     if (comm.rank() == 0) CHECK(*again == expected);
   }
   SUBCASE("add, apply_drop_zeros, reduce_rows") {
-    const auto twice = add(a, a);
-    std::vector<double> d2(da);
-    for (auto& v : d2) v *= 2;
-    CHECK(compare(twice, csr_of(d2, m, k)).equal);
-    // Keep the entries equal to 1 (as 1), drop the rest.
-    const auto ones = apply_drop_zeros(a, KOKKOS_LAMBDA(const double v) { return v == 1.0 ? 1.0 : 0.0; });
-    std::vector<double> d1(da);
-    for (auto& v : d1) v = v == 1.0 ? 1.0 : 0.0;
-    CHECK(compare(ones, csr_of(d1, m, k)).equal);
+    check_elementwise(a, da, m, k);
     const auto sums = reduce_rows(a).gather_to_root();
     if (comm.rank() == 0) {
       std::vector<double> expected(static_cast<std::size_t>(m), 0.0);
@@ -209,17 +184,7 @@ void check_grid_operations(global_index m, global_index k, global_index n, doubl
     const auto got = spmm(a, x).gather_to_root();
     if (comm.rank() == 0) CHECK(*got == multiply(da, dx, m, k, width));
   }
-  SUBCASE("add, apply_drop_zeros") {
-    const auto twice = add(a, a);
-    std::vector<double> d2(da);
-    for (auto& v : d2) v *= 2;
-    CHECK(compare(twice, csr_of(d2, m, k)).equal);
-    const auto ones = apply_drop_zeros(a, KOKKOS_LAMBDA(const double v) { return v == 1.0 ? 1.0 : 0.0; });
-    std::vector<double> d1(da);
-    for (auto& v : d1) v = v == 1.0 ? 1.0 : 0.0;
-    CHECK(compare(ones, csr_of(d1, m, k)).equal);
-    CHECK(ones.global_nnz() == csr_of(d1, m, k).nnz());
-  }
+  SUBCASE("add, apply_drop_zeros") { check_elementwise(a, da, m, k); }
 }
 
 template <class P>

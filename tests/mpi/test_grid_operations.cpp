@@ -14,39 +14,8 @@ using namespace tessera;
 
 namespace {
 
-// Small positive integers: every sum is exact and no product cancels, so the structural product
-// of the grid algorithm equals the numeric reference.
-struct entries {
-  global_index rows = 0, cols = 0;
-  triplets<double> all;  // the same on every rank
-};
-
-entries random_entries(global_index rows, global_index cols, double density, std::uint64_t seed) {
-  entries e{rows, cols, {}};
-  std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 7;
-  auto next = [&] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
-  for (global_index i = 0; i < rows; ++i) {
-    if (i % 6 == 4) continue;  // empty rows
-    for (global_index j = 0; j < cols; ++j)
-      if (static_cast<double>(next() % 1000) < density * 1000) {
-        e.all.push_back(i, j, static_cast<double>(1 + next() % 4));
-        if (next() % 9 == 0) e.all.push_back(i, j, 1.0);  // a duplicate, summed
-      }
-  }
-  return e;
-}
-
-triplets<double> share(const triplets<double>& all, const communicator& comm) {
-  triplets<double> mine;
-  for (std::size_t k = static_cast<std::size_t>(comm.rank()); k < all.size(); k += static_cast<std::size_t>(comm.size()))
-    mine.push_back(all.rows[k], all.cols[k], all.values[k]);
-  return mine;
-}
+using entries = test::random_entries;
+using test::share;
 
 host_csr<double> reference(const entries& e) { return host_csr<double>::from_triplets(e.rows, e.cols, e.all); }
 
@@ -72,6 +41,18 @@ host_csr<double> product(const host_csr<double>& a, const host_csr<double>& b) {
   return product(a, b, std::plus<>{}, std::multiplies<>{});
 }
 
+// Serial Y = A X for X(i, v) = x(i, v), row-major, k columns.
+template <class X>
+std::vector<double> dense_product(const host_csr<double>& a, global_index k, X x) {
+  std::vector<double> y(static_cast<std::size_t>(a.rows * k), 0.0);
+  for (global_index i = 0; i < a.rows; ++i)
+    for (auto e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+      for (global_index v = 0; v < k; ++v)
+        y[static_cast<std::size_t>(i * k + v)] +=
+            a.values[static_cast<std::size_t>(e)] * x(a.col_idx[static_cast<std::size_t>(e)], v);
+  return y;
+}
+
 // Every p x q grid of the communicator.
 std::vector<process_grid> grids_of(int ranks) {
   std::vector<process_grid> g;
@@ -95,8 +76,8 @@ dist_matrix<double, Policy> build(const communicator& comm, const entries& e, ty
 TEST_CASE_TEMPLATE("spgemm on block_cyclic_2d equals the serial product on every grid, block size and layer count", B,
                    mpi_rma, aggregator) {
   const auto& comm = test::world();
-  const auto a = random_entries(23, 17, 0.2, 1);
-  const auto b = random_entries(17, 29, 0.2, 2);
+  const auto a = test::make_entries(23, 17, 0.2, 1);
+  const auto b = test::make_entries(17, 29, 0.2, 2);
   const auto expected = product(reference(a), reference(b));
   for (const auto grid : grids_of(comm.size()))
     for (const global_index block : {1, 3, 64}) {
@@ -121,7 +102,7 @@ TEST_CASE_TEMPLATE("spgemm on block_cyclic_2d equals the serial product on every
 TEST_CASE("spgemm, spmm and transpose on a grid over progress ranks" * doctest::skip(!test::progress_ranks_requested())) {
   const auto& comm = test::world();
   using P = grid_policy<csr, progress_rank>;
-  const auto a = random_entries(16, 16, 0.3, 12);
+  const auto a = test::make_entries(16, 16, 0.3, 12);
   const auto ra = reference(a);
   const auto da = build<P>(comm, a, block_cyclic_2d{.grid = {}, .block_rows = 3, .block_cols = 3});
   test::require_equal(spgemm(da, da, spgemm_options{.layers = comm.size()}), product(ra, ra));
@@ -129,21 +110,15 @@ TEST_CASE("spgemm, spmm and transpose on a grid over progress ranks" * doctest::
   dist_dense<double, policy<row_block, csr, progress_rank>> x(comm, 16, 2);
   x.fill(1.0);
   const auto y = spmm(da, x).gather_to_root();
-  if (comm.rank() == 0)
-    for (global_index i = 0; i < 16; ++i) {
-      double want = 0;
-      for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
-        want += ra.values[static_cast<std::size_t>(e)];
-      CHECK((*y)[static_cast<std::size_t>(i * 2)] == want);
-    }
+  if (comm.rank() == 0) CHECK(*y == dense_product(ra, 2, [](global_index, global_index) { return 1.0; }));
 }
 
 TEST_CASE("spgemm on grids: coo storage, semirings, masks, budgets, transposed inputs, accumulate") {
   const auto& comm = test::world();
   const auto grid = process_grid::squarest(comm.size());
   const block_cyclic_2d d{.grid = grid, .block_rows = 4, .block_cols = 4};
-  const auto a = random_entries(20, 20, 0.25, 3);
-  const auto b = random_entries(20, 20, 0.25, 4);
+  const auto a = test::make_entries(20, 20, 0.25, 3);
+  const auto b = test::make_entries(20, 20, 0.25, 4);
   const auto ra = reference(a), rb = reference(b);
   using P = grid_policy<coo, mpi_rma>;
   const auto da = build<P>(comm, a, d);
@@ -203,15 +178,15 @@ TEST_CASE("spgemm on grids: coo storage, semirings, masks, budgets, transposed i
                            error_kind::invalid_argument, "expand-sort-compress");
     test::require_rejected([&] { (void)spgemm(da, db, spgemm_options{.stages = 0}); }, error_kind::invalid_argument,
                            "stages");
-    const auto wrong = build<P>(comm, random_entries(7, 20, 0.3, 9), d);
+    const auto wrong = build<P>(comm, test::make_entries(7, 20, 0.3, 9), d);
     test::require_rejected([&] { (void)spgemm(da, wrong); }, error_kind::dimension_mismatch, "A is 20 x 20 but B is 7");
   }
 }
 
 TEST_CASE("replicated_columns keeps every replica, and runs spgemm, spmm and transpose") {
   const auto& comm = test::world();
-  const auto a = random_entries(19, 22, 0.25, 5);
-  const auto b = random_entries(22, 13, 0.25, 6);
+  const auto a = test::make_entries(19, 22, 0.25, 5);
+  const auto b = test::make_entries(22, 13, 0.25, 6);
   const auto ra = reference(a), rb = reference(b);
   using P = replicated_policy<csr, mpi_rma>;
   for (const auto grid : grids_of(comm.size())) {
@@ -235,16 +210,8 @@ TEST_CASE("replicated_columns keeps every replica, and runs spgemm, spmm and tra
     x.fill([](global_index i, global_index j) { return static_cast<double>(1 + i + 2 * j); });
     const auto y = spmm(da, x);
     const auto got = y.gather_to_root();
-    if (comm.rank() == 0) {
-      for (global_index i = 0; i < 19; ++i)
-        for (global_index v = 0; v < 3; ++v) {
-          double want = 0;
-          for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
-            want += ra.values[static_cast<std::size_t>(e)] *
-                    static_cast<double>(1 + ra.col_idx[static_cast<std::size_t>(e)] + 2 * v);
-          CHECK((*got)[static_cast<std::size_t>(i * 3 + v)] == want);
-        }
-    }
+    if (comm.rank() == 0)
+      CHECK(*got == dense_product(ra, 3, [](global_index i, global_index v) { return static_cast<double>(1 + i + 2 * v); }));
     // Element-wise operations keep the replicas consistent.
     const auto doubled = add(da, da);
     CHECK(doubled.global_nnz() == ra.nnz());
@@ -253,7 +220,7 @@ TEST_CASE("replicated_columns keeps every replica, and runs spgemm, spmm and tra
 
 TEST_CASE_TEMPLATE("spmm and transpose on block_cyclic_2d on every grid", B, mpi_rma, aggregator) {
   const auto& comm = test::world();
-  const auto a = random_entries(21, 26, 0.2, 7);
+  const auto a = test::make_entries(21, 26, 0.2, 7);
   const auto ra = reference(a);
   for (const auto grid : grids_of(comm.size()))
     for (const global_index block : {1, 4, 64}) {
@@ -269,20 +236,13 @@ TEST_CASE_TEMPLATE("spmm and transpose on block_cyclic_2d on every grid", B, mpi
       const auto y = spmm(da, x);
       const auto got = y.gather_to_root();
       if (comm.rank() == 0)
-        for (global_index i = 0; i < 21; ++i)
-          for (global_index v = 0; v < 2; ++v) {
-            double want = 0;
-            for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
-              want += ra.values[static_cast<std::size_t>(e)] *
-                      static_cast<double>((ra.col_idx[static_cast<std::size_t>(e)] * 3 + v) % 5);
-            CHECK((*got)[static_cast<std::size_t>(i * 2 + v)] == want);
-          }
+        CHECK(*got == dense_product(ra, 2, [](global_index i, global_index v) { return static_cast<double>((i * 3 + v) % 5); }));
     }
 }
 
 TEST_CASE("redistribute between any two distributions and storages") {
   const auto& comm = test::world();
-  const auto a = random_entries(18, 15, 0.3, 8);
+  const auto a = test::make_entries(18, 15, 0.3, 8);
   const auto ra = reference(a);
   using rows = policy<row_block, csr, mpi_rma>;
   using grid = policy<block_cyclic_2d, coo, mpi_rma>;
@@ -312,8 +272,8 @@ TEST_CASE("redistribute between any two distributions and storages") {
 TEST_CASE("traffic of the grid algorithms equals the model") {
   const auto& comm = test::world();
   const int ranks = comm.size();
-  const auto a = random_entries(30, 30, 0.15, 10);
-  const auto b = random_entries(30, 30, 0.15, 11);
+  const auto a = test::make_entries(30, 30, 0.15, 10);
+  const auto b = test::make_entries(30, 30, 0.15, 11);
   const auto ra = reference(a), rb = reference(b);
   using P = grid_policy<csr, mpi_rma>;
   constexpr std::uint64_t entry = 24, size_message = 8;
@@ -415,7 +375,7 @@ TEST_CASE("traffic of the grid algorithms equals the model") {
 
 TEST_CASE("spgemm plans: made once, reused while the structure stays, refused when it changes") {
   const auto& comm = test::world();
-  const auto a = random_entries(24, 24, 0.2, 13);
+  const auto a = test::make_entries(24, 24, 0.2, 13);
   const auto ra = reference(a);
   auto check_plans = [&]<class P>(typename P::distribution_type d) {
     const auto da = build<P>(comm, a, d);
@@ -433,7 +393,7 @@ TEST_CASE("spgemm plans: made once, reused while the structure stays, refused wh
                                                          return t;
                                                        }()}),
                                                        ra));
-    const auto e_other = random_entries(24, 24, 0.3, 14);
+    const auto e_other = test::make_entries(24, 24, 0.3, 14);
     const auto other = build<P>(comm, e_other, d);
     if constexpr (whole_row_mapping<typename P::mapping_type>) {
       // The 1-D plan is for A's column map (which rows of B it fetches): a matrix whose ranks touch
@@ -457,7 +417,7 @@ TEST_CASE("spgemm plans: made once, reused while the structure stays, refused wh
 
 TEST_CASE("tile-stored matrices run spgemm, transpose and spmm through their elements") {
   const auto& comm = test::world();
-  const auto a = random_entries(17, 17, 0.25, 15);
+  const auto a = test::make_entries(17, 17, 0.25, 15);
   const auto ra = reference(a);
   using Rows = policy<row_block, csr, mpi_rma>;
   using Tiles = policy<block_cyclic_2d, tiles, mpi_rma>;
@@ -475,19 +435,13 @@ TEST_CASE("tile-stored matrices run spgemm, transpose and spmm through their ele
     dist_dense<double, Rows> x(comm, 17, 2);
     x.fill(1.0);
     const auto y = spmm(t, x).gather_to_root();
-    if (comm.rank() == 0)
-      for (global_index i = 0; i < 17; ++i) {
-        double want = 0;
-        for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
-          want += ra.values[static_cast<std::size_t>(e)];
-        CHECK((*y)[static_cast<std::size_t>(i * 2)] == want);
-      }
+    if (comm.rank() == 0) CHECK(*y == dense_product(ra, 2, [](global_index, global_index) { return 1.0; }));
   }
 }
 
 TEST_CASE("transpose plans move values only, on rows and on grids") {
   const auto& comm = test::world();
-  const auto a = random_entries(19, 14, 0.3, 16);
+  const auto a = test::make_entries(19, 14, 0.3, 16);
   const auto ra = reference(a);
   auto doubled = [&] {
     auto t = a.all;
@@ -509,7 +463,7 @@ TEST_CASE("transpose plans move values only, on rows and on grids") {
     const auto full = transpose(da);
     CHECK(comm.stats().of("transpose").bytes == 24 * plan.values_moved() + size_messages);
     test::require_equal(full, test::transposed(ra));
-    const auto other = build<P>(comm, random_entries(19, 14, 0.5, 17), d);
+    const auto other = build<P>(comm, test::make_entries(19, 14, 0.5, 17), d);
     test::require_rejected([&] { (void)plan.apply(other); }, error_kind::invalid_argument, "make a new plan");
   };
   check.template operator()<policy<row_block, csr, mpi_rma>>(row_block{});

@@ -5,6 +5,7 @@
 #include <tessera/tessera.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
@@ -57,6 +58,43 @@ dist_matrix<double, Policy> tridiagonal(const communicator& comm, global_index n
     for (global_index j = std::max<global_index>(0, i - 1); j <= std::min(n - 1, i + 1); ++j)
       t.push_back(i, j, 1.0 + static_cast<double>(i + j));
   return build_from_triplets<double, Policy>(comm, n, n, t);
+}
+
+/// A random matrix as triplets, the same on every rank: small positive integers (every sum exact,
+/// no product cancels, so results compare with ==), empty rows (every i % 5 == 3) and duplicates
+/// now and then (summed on assembly).
+struct random_entries {
+  global_index rows = 0, cols = 0;
+  triplets<double> all;
+};
+
+inline random_entries make_entries(global_index rows, global_index cols, double density, std::uint64_t seed) {
+  random_entries e{rows, cols, {}};
+  std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (global_index i = 0; i < rows; ++i) {
+    if (i % 5 == 3) continue;  // empty rows
+    for (global_index j = 0; j < cols; ++j)
+      if (static_cast<double>(next() % 1000) < density * 1000) {
+        const auto v = static_cast<double>(1 + next() % 4);
+        e.all.push_back(i, j, v);
+        if (next() % 7 == 0) e.all.push_back(i, j, 1.0);  // a duplicate, summed
+      }
+  }
+  return e;
+}
+
+/// This rank's share of triplets every rank holds (dealt round-robin: any rank may pass any entry).
+inline triplets<double> share(const triplets<double>& all, const communicator& comm) {
+  triplets<double> mine;
+  for (std::size_t k = static_cast<std::size_t>(comm.rank()); k < all.size(); k += static_cast<std::size_t>(comm.size()))
+    mine.push_back(all.rows[k], all.cols[k], all.values[k]);
+  return mine;
 }
 
 /// Check a distributed matrix against a serial reference; the message names the first difference.

@@ -29,6 +29,7 @@
 #include "../storage/csr.hpp"
 #include "../matrix/to_view.hpp"
 #include "detail/operand_checks.hpp"
+#include "detail/row_batches.hpp"
 #include "detail/structure_fingerprint.hpp"
 #include "detail/tiles_as_elements.hpp"
 #include "elementwise.hpp"
@@ -514,18 +515,13 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
   std::size_t batches = 0;
   const exec space{};
   for (local_index first = 0; first < rows;) {
-    local_index last = first;
-    std::size_t bytes = 0;
-    while (last < rows) {
+    const local_index last = batch_end(first, rows, options.memory_budget_bytes, per_product, [&](local_index r) {
       std::size_t products = 0;
-      for (offset_type e = a_ptr(last); e < a_ptr(last + 1); ++e)
+      for (offset_type e = a_ptr(r); e < a_ptr(r + 1); ++e)
         products += static_cast<std::size_t>(fetched.ptr[static_cast<std::size_t>(a_col(e)) + 1] -
                                              fetched.ptr[static_cast<std::size_t>(a_col(e))]);
-      if (last > first && options.memory_budget_bytes > 0 && bytes + products * per_product > options.memory_budget_bytes)
-        break;
-      bytes += products * per_product;
-      ++last;
-    }
+      return products;
+    });
     kernels::esc_rows<exec, T, mem, Semiring>(space, op, first, last, options.ring, counts, cols, values);
     ++batches;
     first = last;

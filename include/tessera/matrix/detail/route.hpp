@@ -31,6 +31,20 @@ struct entry_record {
   }
 };
 
+/// The entries of received buckets of entry_records, in the order of their source ranks.
+template <class T>
+triplets<T> read_entries(const buckets<std::byte>& incoming) {
+  using record = entry_record<T>;
+  triplets<T> out;
+  const std::size_t count = incoming.data.size() / record::size;
+  out.rows.resize(count);
+  out.cols.resize(count);
+  out.values.resize(count);
+  for (std::size_t k = 0; k < count; ++k)
+    record::read(incoming.data.data() + k * record::size, out.rows[k], out.cols[k], out.values[k]);
+  return out;
+}
+
 /// Collective: every entry goes to `mapping.owner(row, col)` (to every replica with a
 /// replicated mapping); returns the entries this rank owns
 /// (global indices), in the order of their source ranks.
@@ -66,16 +80,7 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
   buckets<std::byte> incoming = backend.exchange(comm, outgoing);
   outgoing = {};
 
-  return comm.collectively([&] {
-    triplets<T> mine;
-    const std::size_t count = incoming.data.size() / record::size;
-    mine.rows.resize(count);
-    mine.cols.resize(count);
-    mine.values.resize(count);
-    for (std::size_t k = 0; k < count; ++k)
-      record::read(incoming.data.data() + k * record::size, mine.rows[k], mine.cols[k], mine.values[k]);
-    return mine;
-  });
+  return comm.collectively([&] { return read_entries<T>(incoming); });
 }
 
 }  // namespace tessera::detail

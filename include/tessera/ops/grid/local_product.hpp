@@ -9,6 +9,7 @@
 #include "../../kernels/spgemm_esc.hpp"
 #include "../../matrix/to_view.hpp"
 #include "../../matrix/triplets.hpp"
+#include "../detail/row_batches.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -29,6 +30,29 @@ template <class T>
   return order;
 }
 
+/// Entries grouped by row: the distinct rows ascending, and row pointers into `order` (the
+/// entries' indices sorted by row, then column).
+struct grouped_rows {
+  std::vector<global_index> rows;
+  std::vector<offset_type> ptr{0};
+  std::vector<std::size_t> order;
+};
+
+template <class T>
+[[nodiscard]] grouped_rows group_by_row(const triplets<T>& t) {
+  grouped_rows g;
+  g.order = row_major_order(t);
+  for (std::size_t e = 0; e < g.order.size(); ++e) {
+    const global_index row = t.rows[g.order[e]];
+    if (g.rows.empty() || g.rows.back() != row) {
+      if (!g.rows.empty()) g.ptr.push_back(static_cast<offset_type>(e));
+      g.rows.push_back(row);
+    }
+  }
+  if (!g.rows.empty()) g.ptr.push_back(static_cast<offset_type>(t.size()));
+  return g;
+}
+
 /// What a piece product reports besides its entries.
 struct piece_product_stats {
   std::size_t batches = 0;
@@ -43,41 +67,30 @@ triplets<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const tr
   triplets<T> out;
   if (a.empty() || b.empty()) return out;
   // B's rows by inner index; one empty row at the end for inner indices B does not store.
-  const auto b_order = row_major_order(b);
-  std::vector<global_index> keys;
-  std::vector<offset_type> b_ptr{0};
+  const auto b_rows = group_by_row(b);
+  const auto& keys = b_rows.rows;
+  std::vector<offset_type> b_ptr = b_rows.ptr;
+  b_ptr.push_back(static_cast<offset_type>(b.size()));  // the empty row
   std::vector<global_index> b_col(b.size());
   std::vector<T> b_val(b.size());
-  for (std::size_t e = 0; e < b_order.size(); ++e) {
-    const std::size_t s = b_order[e];
-    if (keys.empty() || keys.back() != b.rows[s]) {
-      if (!keys.empty()) b_ptr.push_back(static_cast<offset_type>(e));
-      keys.push_back(b.rows[s]);
-    }
-    b_col[e] = b.cols[s];
-    b_val[e] = b.values[s];
+  for (std::size_t e = 0; e < b.size(); ++e) {
+    b_col[e] = b.cols[b_rows.order[e]];
+    b_val[e] = b.values[b_rows.order[e]];
   }
-  b_ptr.push_back(static_cast<offset_type>(b.size()));
-  b_ptr.push_back(static_cast<offset_type>(b.size()));  // the empty row
   const auto empty_row = static_cast<local_index>(keys.size());
 
   // A's rows compressed to the distinct rows it has, columns to positions in B's keys.
-  const auto a_order = row_major_order(a);
-  std::vector<global_index> a_rows;
-  std::vector<offset_type> a_ptr{0};
+  const auto a_rows_grouped = group_by_row(a);
+  const auto& a_rows = a_rows_grouped.rows;
+  const auto& a_ptr = a_rows_grouped.ptr;
   std::vector<local_index> a_col(a.size());
   std::vector<T> a_val(a.size());
-  for (std::size_t e = 0; e < a_order.size(); ++e) {
-    const std::size_t s = a_order[e];
-    if (a_rows.empty() || a_rows.back() != a.rows[s]) {
-      if (!a_rows.empty()) a_ptr.push_back(static_cast<offset_type>(e));
-      a_rows.push_back(a.rows[s]);
-    }
+  for (std::size_t e = 0; e < a.size(); ++e) {
+    const std::size_t s = a_rows_grouped.order[e];
     const auto at = std::lower_bound(keys.begin(), keys.end(), a.cols[s]);
     a_col[e] = at != keys.end() && *at == a.cols[s] ? static_cast<local_index>(at - keys.begin()) : empty_row;
     a_val[e] = a.values[s];
   }
-  a_ptr.push_back(static_cast<offset_type>(a.size()));
 
   using mem = MemorySpace;
   kernels::esc_operands<T, mem> op;
@@ -109,18 +122,14 @@ triplets<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const tr
   std::vector<T> values;
   const ExecSpace space{};
   for (local_index first = 0; first < rows;) {
-    local_index last = first;
-    std::size_t bytes = 0;
-    while (last < rows) {
+    const local_index last = batch_end(first, rows, budget_bytes, per_product, [&](local_index r) {
       std::size_t products = 0;
-      for (offset_type e = a_ptr[static_cast<std::size_t>(last)]; e < a_ptr[static_cast<std::size_t>(last) + 1]; ++e) {
+      for (offset_type e = a_ptr[static_cast<std::size_t>(r)]; e < a_ptr[static_cast<std::size_t>(r) + 1]; ++e) {
         const auto k = static_cast<std::size_t>(a_col[static_cast<std::size_t>(e)]);
         products += static_cast<std::size_t>(b_ptr[k + 1] - b_ptr[k]);
       }
-      if (last > first && budget_bytes > 0 && bytes + products * per_product > budget_bytes) break;
-      bytes += products * per_product;
-      ++last;
-    }
+      return products;
+    });
     kernels::esc_rows<ExecSpace, T, mem, Semiring>(space, op, first, last, ring, counts, cols, values);
     ++stats.batches;
     first = last;

@@ -52,15 +52,7 @@ triplets<T> push_entries(const communicator& comm, const Backend& backend, const
   each([&](int to, std::size_t e) {
     record::write(builder.claim(to, record::size), held.rows[e], held.cols[e], held.values[e]);
   });
-  const buckets<std::byte> incoming = backend.exchange(comm, std::move(builder).finish());
-  triplets<T> out;
-  const std::size_t count = incoming.data.size() / record::size;
-  out.rows.resize(count);
-  out.cols.resize(count);
-  out.values.resize(count);
-  for (std::size_t k = 0; k < count; ++k)
-    record::read(incoming.data.data() + k * record::size, out.rows[k], out.cols[k], out.values[k]);
-  return out;
+  return read_entries<T>(backend.exchange(comm, std::move(builder).finish()));
 }
 
 }  // namespace tessera::detail

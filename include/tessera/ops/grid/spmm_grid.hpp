@@ -124,21 +124,16 @@ void multiply_dense_on_grid(const dist_matrix<T, PA>& a, const dist_dense<T, PX>
   }
 
   // The share as CSR over its distinct rows, columns as positions in `needed`.
-  const auto order = row_major_order(share);
-  std::vector<global_index> rows;
-  std::vector<offset_type> ptr{0};
+  const auto grouped = group_by_row(share);
+  const auto& rows = grouped.rows;
+  const auto& ptr = grouped.ptr;
   std::vector<local_index> col(share.size());
   std::vector<T> val(share.size());
-  for (std::size_t e = 0; e < order.size(); ++e) {
-    const std::size_t s = order[e];
-    if (rows.empty() || rows.back() != share.rows[s]) {
-      if (!rows.empty()) ptr.push_back(static_cast<offset_type>(e));
-      rows.push_back(share.rows[s]);
-    }
+  for (std::size_t e = 0; e < share.size(); ++e) {
+    const std::size_t s = grouped.order[e];
     col[e] = static_cast<local_index>(std::lower_bound(needed.begin(), needed.end(), share.cols[s]) - needed.begin());
     val[e] = share.values[s];
   }
-  if (!rows.empty()) ptr.push_back(static_cast<offset_type>(share.size()));
   Kokkos::View<T**, Kokkos::LayoutRight, mem> partial("tessera::spmm_grid::partial", rows.size(), k);
   if (!rows.empty()) {
     const auto halo = Kokkos::create_mirror_view_and_copy(mem{}, halo_host);
