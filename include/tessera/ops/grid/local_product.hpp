@@ -2,11 +2,14 @@
 /// @file
 /// The node-local product of two pieces of entries (global indices, any order): what one rank of
 /// a grid product multiplies at one stage. Compressed to CSR (A's rows, B's rows keyed by the inner
-/// index), multiplied by expand-sort-compress (kernels/spgemm_esc.hpp: any semiring, a mask, row
-/// batches under a memory budget) in the policy's execution space.
+/// index), multiplied by row-wise Gustavson where it can (host spaces, no mask, no budget) and by
+/// expand-sort-compress otherwise (kernels/spgemm_esc.hpp: any semiring, a mask, row batches under
+/// a memory budget), in the policy's execution space.
 
 #include "../../core/index_types.hpp"
 #include "../../kernels/spgemm_esc.hpp"
+#include "../../kernels/spgemm_gustavson.hpp"
+#include "../../matrix/detail/compress_columns.hpp"
 #include "../../matrix/to_view.hpp"
 #include "../../matrix/triplets.hpp"
 #include "../detail/row_batches.hpp"
@@ -58,13 +61,35 @@ struct piece_product_stats {
   std::size_t batches = 0;
 };
 
+/// C's rows from one piece product: A's distinct rows (ascending), each row's global columns
+/// (ascending) and values.
+template <class T>
+struct piece_rows {
+  std::vector<global_index> rows;
+  std::vector<offset_type> ptr{0};
+  std::vector<global_index> cols;
+  std::vector<T> values;
+
+  [[nodiscard]] std::size_t nnz() const noexcept { return values.size(); }
+  /// Appended to `out` as triplets.
+  void append_to(triplets<T>& out) const {
+    out.reserve(out.size() + values.size());
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (auto e = ptr[r]; e < ptr[r + 1]; ++e)
+        out.push_back(rows[r], cols[static_cast<std::size_t>(e)], values[static_cast<std::size_t>(e)]);
+  }
+};
+
 /// C = A * B over `ring` for two pieces (each entry listed once), optionally only where `mask`
-/// (a piece of C's pattern) holds an entry; rows are batched so the expanded products of a batch
-/// take at most `budget_bytes` (0: one batch). Returns C's entries with global indices.
+/// (a piece of C's pattern) holds an entry. Without mask or budget on a host space it runs
+/// row-wise Gustavson (kernels/spgemm_gustavson.hpp: dense accumulators over the columns B's
+/// piece uses), as the 1-D product does; otherwise expand-sort-compress, rows batched so the
+/// expanded products of a batch take at most `budget_bytes` (0: one batch).
 template <class ExecSpace, class MemorySpace, class T, class Semiring>
-triplets<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const triplets<T>* mask, const Semiring& ring,
-                            std::size_t budget_bytes, piece_product_stats& stats) {
-  triplets<T> out;
+piece_rows<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const triplets<T>* mask, const Semiring& ring,
+                              std::size_t budget_bytes, bool gustavson_allowed, global_index global_cols,
+                              piece_product_stats& stats) {
+  piece_rows<T> out;
   if (a.empty() || b.empty()) return out;
   // B's rows by inner index; one empty row at the end for inner indices B does not store.
   const auto b_rows = group_by_row(b);
@@ -81,7 +106,7 @@ triplets<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const tr
 
   // A's rows compressed to the distinct rows it has, columns to positions in B's keys.
   const auto a_rows_grouped = group_by_row(a);
-  const auto& a_rows = a_rows_grouped.rows;
+  out.rows = a_rows_grouped.rows;
   const auto& a_ptr = a_rows_grouped.ptr;
   std::vector<local_index> a_col(a.size());
   std::vector<T> a_val(a.size());
@@ -93,6 +118,39 @@ triplets<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const tr
   }
 
   using mem = MemorySpace;
+  const ExecSpace space{};
+  constexpr bool on_host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  if constexpr (on_host) {
+    if (gustavson_allowed && mask == nullptr && budget_bytes == 0) {
+      // B's piece in the accumulator's columns: its distinct global columns, ascending.
+      const auto compressed = compress_columns(b_col, global_cols);
+      std::vector<local_index> source(keys.size() + 1);
+      std::iota(source.begin(), source.end(), local_index{0});  // row c of B^ is B's row c; the last is empty
+      kernels::gustavson_operands<T, mem> op;
+      op.a_ptr = to_view<offset_type, mem>(a_ptr, "tessera::grid::a_ptr");
+      op.a_col = to_view<local_index, mem>(a_col, "tessera::grid::a_col");
+      op.a_val = to_view<T, mem>(a_val, "tessera::grid::a_val");
+      op.source = to_view<local_index, mem>(source, "tessera::grid::source");
+      op.b_ptr = to_view<offset_type, mem>(b_ptr, "tessera::grid::b_ptr");
+      op.b_col = to_view<local_index, mem>(compressed.local, "tessera::grid::b_col");
+      op.b_val = to_view<T, mem>(b_val, "tessera::grid::b_val");
+      op.h_ptr = to_view<offset_type, mem>(std::vector<offset_type>{0}, "tessera::grid::h_ptr");
+      op.width = static_cast<local_index>(compressed.used.size());
+      const auto c = kernels::gustavson(space, op, ring);
+      ++stats.batches;
+      const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.row_ptr);
+      const auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.col_idx);
+      const auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.values);
+      const auto used = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.used);
+      out.ptr.assign(ptr.data(), ptr.data() + ptr.extent(0));
+      out.cols.resize(col.extent(0));
+      for (std::size_t e = 0; e < out.cols.size(); ++e)
+        out.cols[e] = compressed.used[static_cast<std::size_t>(used(static_cast<std::size_t>(col(e))))];
+      out.values.assign(val.data(), val.data() + val.extent(0));
+      return out;
+    }
+  }
+
   kernels::esc_operands<T, mem> op;
   op.a_ptr = to_view<offset_type, mem>(a_ptr, "tessera::grid::a_ptr");
   op.a_col = to_view<local_index, mem>(a_col, "tessera::grid::a_col");
@@ -103,24 +161,21 @@ triplets<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const tr
   if (mask != nullptr) {
     // The mask's columns per row of A's piece (rows A lacks are never computed).
     const auto m_order = row_major_order(*mask);
-    std::vector<offset_type> m_ptr(a_rows.size() + 1, 0);
+    std::vector<offset_type> m_ptr(out.rows.size() + 1, 0);
     std::vector<global_index> m_col;
     std::size_t e = 0;
-    for (std::size_t r = 0; r < a_rows.size(); ++r) {
-      while (e < m_order.size() && mask->rows[m_order[e]] < a_rows[r]) ++e;
-      for (; e < m_order.size() && mask->rows[m_order[e]] == a_rows[r]; ++e) m_col.push_back(mask->cols[m_order[e]]);
+    for (std::size_t r = 0; r < out.rows.size(); ++r) {
+      while (e < m_order.size() && mask->rows[m_order[e]] < out.rows[r]) ++e;
+      for (; e < m_order.size() && mask->rows[m_order[e]] == out.rows[r]; ++e) m_col.push_back(mask->cols[m_order[e]]);
       m_ptr[r + 1] = static_cast<offset_type>(m_col.size());
     }
     op.mask_ptr = to_view<offset_type, mem>(m_ptr, "tessera::grid::mask_ptr");
     op.mask_col = to_view<global_index, mem>(m_col, "tessera::grid::mask_col");
   }
 
-  const auto rows = static_cast<local_index>(a_rows.size());
+  const auto rows = static_cast<local_index>(out.rows.size());
   const std::size_t per_product = sizeof(global_index) + sizeof(T);
   std::vector<offset_type> counts;
-  std::vector<global_index> cols;
-  std::vector<T> values;
-  const ExecSpace space{};
   for (local_index first = 0; first < rows;) {
     const local_index last = batch_end(first, rows, budget_bytes, per_product, [&](local_index r) {
       std::size_t products = 0;
@@ -130,14 +185,12 @@ triplets<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const tr
       }
       return products;
     });
-    kernels::esc_rows<ExecSpace, T, mem, Semiring>(space, op, first, last, ring, counts, cols, values);
+    kernels::esc_rows<ExecSpace, T, mem, Semiring>(space, op, first, last, ring, counts, out.cols, out.values);
     ++stats.batches;
     first = last;
   }
-  out.reserve(cols.size());
-  std::size_t at = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r)
-    for (offset_type c = 0; c < counts[r]; ++c, ++at) out.push_back(a_rows[r], cols[at], values[at]);
+  out.ptr.resize(counts.size() + 1);
+  for (std::size_t r = 0; r < counts.size(); ++r) out.ptr[r + 1] = out.ptr[r] + counts[r];
   return out;
 }
 

@@ -18,7 +18,11 @@
 #include "../../concepts/distribution.hpp"
 #include "../../core/combine.hpp"
 #include "../../core/error.hpp"
+#include "../../kernels/bucket_sort.hpp"
 #include "../../matrix/detail/assemble.hpp"
+#include "../../matrix/detail/compress_columns.hpp"
+#include "../../matrix/to_view.hpp"
+#include "../../storage/csr.hpp"
 #include "../../matrix/detail/route.hpp"
 #include "../../matrix/dist_matrix.hpp"
 #include "../../matrix/local_triplets.hpp"
@@ -28,6 +32,8 @@
 #include "local_product.hpp"
 #include "push_entries.hpp"
 
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace tessera::detail {
@@ -61,6 +67,59 @@ struct grid_product_setup {
   std::vector<int> stage_of;
 };
 
+/// C's local block and column map straight from one piece product, when it is exactly this
+/// rank's part of C: one layer, one stage, a mapping without replicas, every entry owned here
+/// and rows in local order. Decided on every rank alike (one allreduce); nothing otherwise.
+template <matrix_value T, matrix_policy Policy>
+std::optional<std::pair<typename dist_matrix<T, Policy>::local_block_type,
+                        Kokkos::View<global_index*, typename Policy::memory_space>>>
+block_in_place(const communicator& comm, const typename Policy::mapping_type& c_mapping, const layered_grid& grid,
+               const std::vector<piece_rows<T>>& products) {
+  using mem = typename Policy::memory_space;
+  using exec = typename Policy::execution_space;
+  using storage = typename Policy::storage_type;
+  const int me = comm.rank();
+  bool in_place = grid.layers == 1 && products.size() == 1 && !replicated_mapping<typename Policy::mapping_type>;
+  std::vector<local_index> local_row;
+  const piece_rows<T>* c = in_place ? &products.front() : nullptr;
+  if (in_place) {
+    local_row.resize(c->rows.size(), -1);
+    global_index previous = -1;
+    for (std::size_t r = 0; r < c->rows.size() && in_place; ++r)
+      for (auto e = c->ptr[r]; e < c->ptr[r + 1] && in_place; ++e) {
+        const auto lc = c_mapping.to_local(c->rows[r], c->cols[static_cast<std::size_t>(e)]);
+        if (lc.rank != me || (local_row[r] >= 0 && local_row[r] != lc.row)) in_place = false;
+        local_row[r] = static_cast<local_index>(lc.row);
+        if (e == c->ptr[r]) {
+          in_place = in_place && lc.row > previous;
+          previous = lc.row;
+        }
+      }
+  }
+  if (comm.min(in_place ? 1 : 0) == 0) return std::nullopt;
+  const local_extents ext = c_mapping.extents(me);
+  const auto rows = static_cast<local_index>(ext.rows);
+  auto [used, local_cols] = compress_columns(c->cols, c_mapping.global_cols());
+  std::vector<offset_type> row_ptr(static_cast<std::size_t>(rows) + 1, 0);
+  for (std::size_t r = 0; r < c->rows.size(); ++r)
+    if (local_row[r] >= 0) row_ptr[static_cast<std::size_t>(local_row[r]) + 1] = c->ptr[r + 1] - c->ptr[r];
+  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) row_ptr[r + 1] += row_ptr[r];
+  const auto cols = static_cast<local_index>(used.size());
+  auto ptr_view = to_view<offset_type, mem>(row_ptr, "tessera::spgemm::row_ptr");
+  auto col_view = to_view<local_index, mem>(local_cols, "tessera::spgemm::col_idx");
+  auto val_view = to_view<T, mem>(c->values, "tessera::spgemm::values");
+  typename dist_matrix<T, Policy>::local_block_type block;
+  if constexpr (std::same_as<storage, csr>) {
+    block = {rows, cols, ptr_view, col_view, val_view};
+  } else {
+    const exec space{};
+    auto row_idx = kernels::expand_groups<exec, mem>(space, ptr_view);
+    block = storage::from_coo(space, coo_block<T, mem>{rows, cols, row_idx, col_view, val_view});
+    space.fence();
+  }
+  return std::pair{std::move(block), to_view<global_index, mem>(used, "tessera::spgemm::col_map")};
+}
+
 /// The inspector of A * B on a grid (collective: the checks agree on every rank).
 template <matrix_value T, matrix_policy Policy, class Semiring>
 grid_product_setup<typename Policy::mapping_type> inspect_grid_product(const dist_matrix<T, Policy>& a,
@@ -72,10 +131,14 @@ grid_product_setup<typename Policy::mapping_type> inspect_grid_product(const dis
     require_same_ranks("spgemm", comm, b.comm(), "B");
     TESSERA_REQUIRE(a.num_cols() == b.num_rows(), dimension_mismatch, "spgemm: A is {} x {} but B is {} x {}",
                     a.num_rows(), a.num_cols(), b.num_rows(), b.num_cols());
-    TESSERA_REQUIRE(options.kernel == spgemm_kernel::automatic || options.kernel == spgemm_kernel::esc,
+    constexpr bool on_host =
+        Kokkos::SpaceAccessibility<typename Policy::execution_space, Kokkos::HostSpace>::accessible;
+    TESSERA_REQUIRE(options.kernel == spgemm_kernel::automatic || options.kernel == spgemm_kernel::esc ||
+                        (options.kernel == spgemm_kernel::gustavson && on_host),
                     invalid_argument,
-                    "spgemm: on a grid distribution the local products run expand-sort-compress; choose kernel "
-                    "automatic or esc (or redistribute to a row distribution for the other kernels)");
+                    "spgemm: on a grid distribution the local products run Gustavson (host spaces) or "
+                    "expand-sort-compress; choose kernel automatic, gustavson or esc (or redistribute to a row "
+                    "distribution for Kokkos-Kernels)");
     TESSERA_REQUIRE(options.stages >= 1, invalid_argument, "spgemm: {} stages; at least one is needed", options.stages);
     auto grid = make_layered_grid(a.mapping(), b.mapping(), options.layers);
     auto stages = inner_stages(grid, options.stages);
@@ -125,8 +188,9 @@ dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const d
   const auto& stage_of = setup.stage_of;
   const auto a_held = held_triplets(a);
   const auto b_held = held_triplets(b);
-  triplets<T> partial;
+  std::vector<piece_rows<T>> products;
   piece_product_stats product_stats;
+  const bool gustavson_allowed = options.kernel != spgemm_kernel::esc;
   for (int s = 0; s < options.stages; ++s) {
     const auto in_stage = [&](global_index k) { return stage_of[static_cast<std::size_t>(k)] == s; };
     // A(i, k) to every rank of grid row group(i) in layer(k); B(k, j) to every rank of grid column group(j).
@@ -145,17 +209,23 @@ dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const d
         },
         [&](global_index k, global_index) { return in_stage(k); });
     // The user's semiring runs here: a throw on one rank is raised on every rank.
-    const auto product = comm.collectively([&] {
+    products.push_back(comm.collectively([&] {
       return multiply_pieces<exec, mem>(a_piece, b_piece, mask != nullptr ? &mask_piece : nullptr, options.ring,
-                                        options.memory_budget_bytes, product_stats);
-    });
-    partial.rows.insert(partial.rows.end(), product.rows.begin(), product.rows.end());
-    partial.cols.insert(partial.cols.end(), product.cols.begin(), product.cols.end());
-    partial.values.insert(partial.values.end(), product.values.begin(), product.values.end());
+                                        options.memory_budget_bytes, gustavson_allowed, b.num_cols(), product_stats);
+    }));
   }
   if (options.batches != nullptr) *options.batches = product_stats.batches;
-  // Partial products to C's owners (with one layer on A's own grid, each is computed where it is
-  // stored and only a replicated C moves), folded with the semiring's add.
+
+  // SUMMA on A's own grid in one stage: every entry was computed where C stores it, once, rows
+  // and columns ascending, so the product is C's block as it is (no exchange, no assembly).
+  if (auto block = comm.collectively([&] { return block_in_place<T, Policy>(comm, c_mapping, grid, products); }))
+    return dist_matrix<T, Policy>(comm, c_mapping, std::move(block->first), std::move(block->second));
+
+  // Otherwise the partial products go to C's owners (reduced over layers and stages, copied to
+  // every replica), folded with the semiring's add.
+  triplets<T> partial;
+  for (const auto& product : products) product.append_to(partial);
+  products.clear();
   const auto owned = route_to_owners<T>(comm, backend, c_mapping, std::span<const global_index>(partial.rows),
                                         std::span<const global_index>(partial.cols), std::span<const T>(partial.values));
   return assemble_owned<T, Policy>(comm, c_mapping, owned, semiring_add<Semiring>{options.ring});
