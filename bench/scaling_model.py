@@ -33,6 +33,7 @@ from math import comb, expm1, log
 from pathlib import Path
 
 ENTRY = 24  # row index, column index, value
+PIECE_ENTRY = 16  # the grid SpGEMM's pieces of A and B: 32-bit row and column (n < 2^32), value
 INDEX = 8
 SIZE_MESSAGE = 8
 RANKS = [4**e for e in range(1, 8)]  # 4 ... 16,384: all perfect squares, so grids are square
@@ -238,8 +239,10 @@ def spgemm_row_block(m, ranks: int) -> tuple[float, float]:
 def spgemm_grid(m, ranks: int, layers: int = 1, replicated: bool = False, grid=None) -> tuple[float, float]:
     """SUMMA (layers = 1, on A's p x q grid) or split-3D (layers = c, on c layers of the squarest
     p' x q' grid of P / c): A(i,k) to the q ranks of its grid row in layer(k), B(k,j) to the p ranks
-    of its grid column, then the partial C to C's owners. Three personalised exchanges."""
-    size_bytes, size_messages = size_exchanges(ranks, 3)
+    of its grid column (16-byte records), then the partial C to C's owners (24-byte records). With
+    one layer on block_cyclic_2d C is computed in place: two exchanges; otherwise three."""
+    in_place = layers == 1 and not replicated
+    size_bytes, size_messages = size_exchanges(ranks, 2 if in_place else 3)
     nnz_a = nnz_b = m.nnz  # C = A * A
     if layers == 1:
         p, q = grid or squarest(ranks)
@@ -252,7 +255,7 @@ def spgemm_grid(m, ranks: int, layers: int = 1, replicated: bool = False, grid=N
         a_copies, b_copies = q * (1 - 1 / ranks), p * (1 - 1 / ranks)
         c_sent = m.partial_c(layers) * (1 - 1 / ranks)
         messages = q + p + spread(c_sent / ranks, ranks)
-    data = ENTRY * (nnz_a * a_copies + nnz_b * b_copies + c_sent) / ranks
+    data = (PIECE_ENTRY * (nnz_a * a_copies + nnz_b * b_copies) + ENTRY * c_sent) / ranks
     return data + size_bytes, messages + size_messages
 
 

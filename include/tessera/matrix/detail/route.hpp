@@ -9,6 +9,7 @@
 #include "../../core/index_types.hpp"
 #include "../triplets.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <span>
 
@@ -31,10 +32,35 @@ struct entry_record {
   }
 };
 
-/// The entries of received buckets of entry_records, in the order of their source ranks.
+/// Wire format of one entry whose indices fit 32 bits (both dimensions of the matrix below 2^32):
+/// 16 bytes for a double instead of 24. The grid algorithms push their pieces in it.
 template <class T>
+struct compact_entry_record {
+  static constexpr std::size_t size = 2 * sizeof(std::uint32_t) + sizeof(T);
+  /// Whether a rows x cols matrix's entries fit this format (the same answer on every rank).
+  static constexpr bool fits(global_index rows, global_index cols) noexcept {
+    return rows <= global_index{0xFFFFFFFF} && cols <= global_index{0xFFFFFFFF};
+  }
+  static void write(std::byte* at, global_index row, global_index col, const T& value) {
+    const auto r = static_cast<std::uint32_t>(row), c = static_cast<std::uint32_t>(col);
+    std::memcpy(at, &r, sizeof r);
+    std::memcpy(at + sizeof r, &c, sizeof c);
+    std::memcpy(at + 2 * sizeof r, &value, sizeof(T));
+  }
+  static void read(const std::byte* at, global_index& row, global_index& col, T& value) {
+    std::uint32_t r = 0, c = 0;
+    std::memcpy(&r, at, sizeof r);
+    std::memcpy(&c, at + sizeof r, sizeof c);
+    std::memcpy(&value, at + 2 * sizeof r, sizeof(T));
+    row = r;
+    col = c;
+  }
+};
+
+/// The entries of received buckets of `Record`s, in the order of their source ranks.
+template <class T, class Record = entry_record<T>>
 triplets<T> read_entries(const buckets<std::byte>& incoming) {
-  using record = entry_record<T>;
+  using record = Record;
   triplets<T> out;
   const std::size_t count = incoming.data.size() / record::size;
   out.rows.resize(count);

@@ -61,22 +61,27 @@ struct piece_product_stats {
   std::size_t batches = 0;
 };
 
-/// C's rows from one piece product: A's distinct rows (ascending), each row's global columns
-/// (ascending) and values.
-template <class T>
+/// C's rows from one piece product, in the memory space: A's distinct rows (ascending), row
+/// pointers over them, each entry's column as a position in `columns` (the global columns the
+/// product uses, ascending; columns ascend within a row) and its value.
+template <class T, class MemorySpace>
 struct piece_rows {
   std::vector<global_index> rows;
-  std::vector<offset_type> ptr{0};
-  std::vector<global_index> cols;
-  std::vector<T> values;
+  Kokkos::View<offset_type*, MemorySpace> ptr;
+  Kokkos::View<local_index*, MemorySpace> col;
+  Kokkos::View<T*, MemorySpace> values;
+  std::vector<global_index> columns;
 
-  [[nodiscard]] std::size_t nnz() const noexcept { return values.size(); }
-  /// Appended to `out` as triplets.
+  /// Appended to `out` as triplets with global indices.
   void append_to(triplets<T>& out) const {
-    out.reserve(out.size() + values.size());
+    const auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, ptr);
+    const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, col);
+    const auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
+    out.reserve(out.size() + v.extent(0));
     for (std::size_t r = 0; r < rows.size(); ++r)
-      for (auto e = ptr[r]; e < ptr[r + 1]; ++e)
-        out.push_back(rows[r], cols[static_cast<std::size_t>(e)], values[static_cast<std::size_t>(e)]);
+      for (auto e = p(r); e < p(r + 1); ++e)
+        out.push_back(rows[r], columns[static_cast<std::size_t>(c(static_cast<std::size_t>(e)))],
+                      v(static_cast<std::size_t>(e)));
   }
 };
 
@@ -86,10 +91,13 @@ struct piece_rows {
 /// piece uses), as the 1-D product does; otherwise expand-sort-compress, rows batched so the
 /// expanded products of a batch take at most `budget_bytes` (0: one batch).
 template <class ExecSpace, class MemorySpace, class T, class Semiring>
-piece_rows<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const triplets<T>* mask, const Semiring& ring,
+piece_rows<T, MemorySpace> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const triplets<T>* mask, const Semiring& ring,
                               std::size_t budget_bytes, bool gustavson_allowed, global_index global_cols,
                               piece_product_stats& stats) {
-  piece_rows<T> out;
+  piece_rows<T, MemorySpace> out;
+  out.ptr = Kokkos::View<offset_type*, MemorySpace>("tessera::grid::c_ptr", 1);
+  out.col = Kokkos::View<local_index*, MemorySpace>("tessera::grid::c_col", 0);
+  out.values = Kokkos::View<T*, MemorySpace>("tessera::grid::c_values", 0);
   if (a.empty() || b.empty()) return out;
   // B's rows by inner index; one empty row at the end for inner indices B does not store.
   const auto b_rows = group_by_row(b);
@@ -138,15 +146,14 @@ piece_rows<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const 
       op.width = static_cast<local_index>(compressed.used.size());
       const auto c = kernels::gustavson(space, op, ring);
       ++stats.batches;
-      const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.row_ptr);
-      const auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.col_idx);
-      const auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.values);
+      // C's columns are positions among the accumulator columns it uses: those are C's columns.
       const auto used = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.used);
-      out.ptr.assign(ptr.data(), ptr.data() + ptr.extent(0));
-      out.cols.resize(col.extent(0));
-      for (std::size_t e = 0; e < out.cols.size(); ++e)
-        out.cols[e] = compressed.used[static_cast<std::size_t>(used(static_cast<std::size_t>(col(e))))];
-      out.values.assign(val.data(), val.data() + val.extent(0));
+      out.columns.resize(used.extent(0));
+      for (std::size_t j = 0; j < out.columns.size(); ++j)
+        out.columns[j] = compressed.used[static_cast<std::size_t>(used(j))];
+      out.ptr = c.row_ptr;
+      out.col = c.col_idx;
+      out.values = c.values;
       return out;
     }
   }
@@ -176,6 +183,8 @@ piece_rows<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const 
   const auto rows = static_cast<local_index>(out.rows.size());
   const std::size_t per_product = sizeof(global_index) + sizeof(T);
   std::vector<offset_type> counts;
+  std::vector<global_index> cols;
+  std::vector<T> values;
   for (local_index first = 0; first < rows;) {
     const local_index last = batch_end(first, rows, budget_bytes, per_product, [&](local_index r) {
       std::size_t products = 0;
@@ -185,12 +194,17 @@ piece_rows<T> multiply_pieces(const triplets<T>& a, const triplets<T>& b, const 
       }
       return products;
     });
-    kernels::esc_rows<ExecSpace, T, mem, Semiring>(space, op, first, last, ring, counts, out.cols, out.values);
+    kernels::esc_rows<ExecSpace, T, mem, Semiring>(space, op, first, last, ring, counts, cols, values);
     ++stats.batches;
     first = last;
   }
-  out.ptr.resize(counts.size() + 1);
-  for (std::size_t r = 0; r < counts.size(); ++r) out.ptr[r + 1] = out.ptr[r] + counts[r];
+  std::vector<offset_type> ptr(counts.size() + 1, 0);
+  for (std::size_t r = 0; r < counts.size(); ++r) ptr[r + 1] = ptr[r] + counts[r];
+  auto compressed = compress_columns(cols, global_cols);
+  out.columns = std::move(compressed.used);
+  out.ptr = to_view<offset_type, mem>(ptr, "tessera::grid::c_ptr");
+  out.col = to_view<local_index, mem>(compressed.local, "tessera::grid::c_col");
+  out.values = to_view<T, mem>(values, "tessera::grid::c_values");
   return out;
 }
 

@@ -29,13 +29,10 @@ template <distribution_mapping M>
   }
 }
 
-/// Collective: sends each entry of `held` (this rank's entries under `mapping`, replicas included)
-/// to the ranks `destinations(i, j, emit)` names by calling emit(rank), served as above; returns
-/// the entries that arrived, in the order of their source ranks. `keep(i, j)` filters first.
-template <class T, communication_backend Backend, distribution_mapping M, class Destinations, class Keep>
-triplets<T> push_entries(const communicator& comm, const Backend& backend, const M& mapping, const triplets<T>& held,
-                         Destinations destinations, Keep keep) {
-  using record = entry_record<T>;
+/// push_entries with records of type `Record`.
+template <class T, class Record, communication_backend Backend, distribution_mapping M, class Destinations, class Keep>
+triplets<T> push_records(const communicator& comm, const Backend& backend, const M& mapping, const triplets<T>& held,
+                         Destinations& destinations, Keep& keep) {
   const int me = comm.rank();
   bucket_builder<std::byte> builder(comm.size());
   auto each = [&](auto&& visit) {
@@ -47,12 +44,25 @@ triplets<T> push_entries(const communicator& comm, const Backend& backend, const
       });
     }
   };
-  each([&](int to, std::size_t) { builder.count(to, record::size); });
+  each([&](int to, std::size_t) { builder.count(to, Record::size); });
   builder.allocate();
   each([&](int to, std::size_t e) {
-    record::write(builder.claim(to, record::size), held.rows[e], held.cols[e], held.values[e]);
+    Record::write(builder.claim(to, Record::size), held.rows[e], held.cols[e], held.values[e]);
   });
-  return read_entries<T>(backend.exchange(comm, std::move(builder).finish()));
+  return read_entries<T, Record>(backend.exchange(comm, std::move(builder).finish()));
+}
+
+/// Collective: sends each entry of `held` (this rank's entries under `mapping`, replicas included)
+/// to the ranks `destinations(i, j, emit)` names by calling emit(rank), served as above; returns
+/// the entries that arrived, in the order of their source ranks. `keep(i, j)` filters first.
+/// Entries travel as compact records (32-bit indices, 16 bytes for a double) when the matrix's
+/// dimensions allow, else as full ones (24 bytes).
+template <class T, communication_backend Backend, distribution_mapping M, class Destinations, class Keep>
+triplets<T> push_entries(const communicator& comm, const Backend& backend, const M& mapping, const triplets<T>& held,
+                         Destinations destinations, Keep keep) {
+  if (compact_entry_record<T>::fits(mapping.global_rows(), mapping.global_cols()))
+    return push_records<T, compact_entry_record<T>>(comm, backend, mapping, held, destinations, keep);
+  return push_records<T, entry_record<T>>(comm, backend, mapping, held, destinations, keep);
 }
 
 }  // namespace tessera::detail

@@ -68,56 +68,63 @@ struct grid_product_setup {
 };
 
 /// C's local block and column map straight from one piece product, when it is exactly this
-/// rank's part of C: one layer, one stage, a mapping without replicas, every entry owned here
-/// and rows in local order. Decided on every rank alike (one allreduce); nothing otherwise.
+/// rank's part of C: one layer, one stage, tiles dealt one rank each (tile_grid_mapping: C's owner
+/// is the grid row of the row's tile and the grid column of the column's tile), every row of the
+/// product in this grid row, every column in this grid column. Checked per row and per column,
+/// not per entry, and decided on every rank alike (one allreduce); nothing otherwise.
 template <matrix_value T, matrix_policy Policy>
 std::optional<std::pair<typename dist_matrix<T, Policy>::local_block_type,
                         Kokkos::View<global_index*, typename Policy::memory_space>>>
 block_in_place(const communicator& comm, const typename Policy::mapping_type& c_mapping, const layered_grid& grid,
-               const std::vector<piece_rows<T>>& products) {
+               const std::vector<piece_rows<T, typename Policy::memory_space>>& products) {
+  using mapping_type = typename Policy::mapping_type;
   using mem = typename Policy::memory_space;
   using exec = typename Policy::execution_space;
   using storage = typename Policy::storage_type;
-  const int me = comm.rank();
-  bool in_place = grid.layers == 1 && products.size() == 1 && !replicated_mapping<typename Policy::mapping_type>;
-  std::vector<local_index> local_row;
-  const piece_rows<T>* c = in_place ? &products.front() : nullptr;
-  if (in_place) {
-    local_row.resize(c->rows.size(), -1);
-    global_index previous = -1;
-    for (std::size_t r = 0; r < c->rows.size() && in_place; ++r)
-      for (auto e = c->ptr[r]; e < c->ptr[r + 1] && in_place; ++e) {
-        const auto lc = c_mapping.to_local(c->rows[r], c->cols[static_cast<std::size_t>(e)]);
-        if (lc.rank != me || (local_row[r] >= 0 && local_row[r] != lc.row)) in_place = false;
-        local_row[r] = static_cast<local_index>(lc.row);
-        if (e == c->ptr[r]) {
-          in_place = in_place && lc.row > previous;
-          previous = lc.row;
-        }
-      }
-  }
-  if (comm.min(in_place ? 1 : 0) == 0) return std::nullopt;
-  const local_extents ext = c_mapping.extents(me);
-  const auto rows = static_cast<local_index>(ext.rows);
-  auto [used, local_cols] = compress_columns(c->cols, c_mapping.global_cols());
-  std::vector<offset_type> row_ptr(static_cast<std::size_t>(rows) + 1, 0);
-  for (std::size_t r = 0; r < c->rows.size(); ++r)
-    if (local_row[r] >= 0) row_ptr[static_cast<std::size_t>(local_row[r]) + 1] = c->ptr[r + 1] - c->ptr[r];
-  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) row_ptr[r + 1] += row_ptr[r];
-  const auto cols = static_cast<local_index>(used.size());
-  auto ptr_view = to_view<offset_type, mem>(row_ptr, "tessera::spgemm::row_ptr");
-  auto col_view = to_view<local_index, mem>(local_cols, "tessera::spgemm::col_idx");
-  auto val_view = to_view<T, mem>(c->values, "tessera::spgemm::values");
-  typename dist_matrix<T, Policy>::local_block_type block;
-  if constexpr (std::same_as<storage, csr>) {
-    block = {rows, cols, ptr_view, col_view, val_view};
+  if constexpr (!tile_grid_mapping<mapping_type> || replicated_mapping<mapping_type>) {
+    return std::nullopt;
   } else {
-    const exec space{};
-    auto row_idx = kernels::expand_groups<exec, mem>(space, ptr_view);
-    block = storage::from_coo(space, coo_block<T, mem>{rows, cols, row_idx, col_view, val_view});
-    space.fence();
+    const int me = comm.rank();
+    const int my_row = c_mapping.grid().row_of(me), my_col = c_mapping.grid().col_of(me);
+    bool in_place = grid.layers == 1 && products.size() == 1;
+    const auto* c = in_place ? &products.front() : nullptr;
+    std::vector<local_index> local_row;
+    if (in_place) {
+      for (global_index j : c->columns)
+        in_place = in_place && c_mapping.tile_col_owner(c_mapping.col_tiles().tile_of(j)) == my_col;
+      global_index previous = -1;
+      local_row.resize(c->rows.size());
+      for (std::size_t r = 0; r < c->rows.size() && in_place && !c->columns.empty(); ++r) {
+        const global_index i = c->rows[r];
+        in_place = c_mapping.tile_row_owner(c_mapping.row_tiles().tile_of(i)) == my_row;
+        const global_index lr = c_mapping.to_local(i, c->columns.front()).row;  // the same for every column
+        in_place = in_place && lr > previous;
+        local_row[r] = static_cast<local_index>(lr);
+        previous = lr;
+      }
+    }
+    if (comm.min(in_place ? 1 : 0) == 0) return std::nullopt;
+    const auto rows = static_cast<local_index>(c_mapping.extents(me).rows);
+    // Row pointers over all local rows: the product's rows where they are, the others empty.
+    const auto piece_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c->ptr);
+    std::vector<offset_type> row_ptr(static_cast<std::size_t>(rows) + 1, 0);
+    if (!c->columns.empty())
+      for (std::size_t r = 0; r < c->rows.size(); ++r)
+        row_ptr[static_cast<std::size_t>(local_row[r]) + 1] = piece_ptr(r + 1) - piece_ptr(r);
+    for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) row_ptr[r + 1] += row_ptr[r];
+    const auto cols = static_cast<local_index>(c->columns.size());
+    auto ptr_view = to_view<offset_type, mem>(row_ptr, "tessera::spgemm::row_ptr");
+    typename dist_matrix<T, Policy>::local_block_type block;
+    if constexpr (std::same_as<storage, csr>) {
+      block = {rows, cols, ptr_view, c->col, c->values};
+    } else {
+      const exec space{};
+      auto row_idx = kernels::expand_groups<exec, mem>(space, ptr_view);
+      block = storage::from_coo(space, coo_block<T, mem>{rows, cols, row_idx, c->col, c->values});
+      space.fence();
+    }
+    return std::pair{std::move(block), to_view<global_index, mem>(c->columns, "tessera::spgemm::col_map")};
   }
-  return std::pair{std::move(block), to_view<global_index, mem>(used, "tessera::spgemm::col_map")};
 }
 
 /// The inspector of A * B on a grid (collective: the checks agree on every rank).
@@ -188,7 +195,7 @@ dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const d
   const auto& stage_of = setup.stage_of;
   const auto a_held = held_triplets(a);
   const auto b_held = held_triplets(b);
-  std::vector<piece_rows<T>> products;
+  std::vector<piece_rows<T, mem>> products;
   piece_product_stats product_stats;
   const bool gustavson_allowed = options.kernel != spgemm_kernel::esc;
   for (int s = 0; s < options.stages; ++s) {
