@@ -127,6 +127,10 @@ piece_rows<T, MemorySpace> multiply_pieces(const triplets<T>& a, const triplets<
 
   using mem = MemorySpace;
   const ExecSpace space{};
+  // A's piece on the memory space, for whichever kernel multiplies.
+  const auto a_ptr_view = to_view<offset_type, mem>(a_ptr, "tessera::grid::a_ptr");
+  const auto a_col_view = to_view<local_index, mem>(a_col, "tessera::grid::a_col");
+  const auto a_val_view = to_view<T, mem>(a_val, "tessera::grid::a_val");
   constexpr bool on_host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
   if constexpr (on_host) {
     if (gustavson_allowed && mask == nullptr && budget_bytes == 0) {
@@ -135,9 +139,9 @@ piece_rows<T, MemorySpace> multiply_pieces(const triplets<T>& a, const triplets<
       std::vector<local_index> source(keys.size() + 1);
       std::iota(source.begin(), source.end(), local_index{0});  // row c of B^ is B's row c; the last is empty
       kernels::gustavson_operands<T, mem> op;
-      op.a_ptr = to_view<offset_type, mem>(a_ptr, "tessera::grid::a_ptr");
-      op.a_col = to_view<local_index, mem>(a_col, "tessera::grid::a_col");
-      op.a_val = to_view<T, mem>(a_val, "tessera::grid::a_val");
+      op.a_ptr = a_ptr_view;
+      op.a_col = a_col_view;
+      op.a_val = a_val_view;
       op.source = to_view<local_index, mem>(source, "tessera::grid::source");
       op.b_ptr = to_view<offset_type, mem>(b_ptr, "tessera::grid::b_ptr");
       op.b_col = to_view<local_index, mem>(compressed.local, "tessera::grid::b_col");
@@ -159,9 +163,9 @@ piece_rows<T, MemorySpace> multiply_pieces(const triplets<T>& a, const triplets<
   }
 
   kernels::esc_operands<T, mem> op;
-  op.a_ptr = to_view<offset_type, mem>(a_ptr, "tessera::grid::a_ptr");
-  op.a_col = to_view<local_index, mem>(a_col, "tessera::grid::a_col");
-  op.a_val = to_view<T, mem>(a_val, "tessera::grid::a_val");
+  op.a_ptr = a_ptr_view;
+  op.a_col = a_col_view;
+  op.a_val = a_val_view;
   op.b_ptr = to_view<offset_type, mem>(b_ptr, "tessera::grid::b_ptr");
   op.b_col = to_view<global_index, mem>(b_col, "tessera::grid::b_col");
   op.b_val = to_view<T, mem>(b_val, "tessera::grid::b_val");
