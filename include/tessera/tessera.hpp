@@ -28,8 +28,10 @@
 #include "comm/segment.hpp"
 
 #include "distribution/block_cyclic_2d.hpp"
+#include "distribution/grid_aligned_rows.hpp"
 #include "distribution/replicated_columns.hpp"
 #include "distribution/row_block.hpp"
+#include "distribution/row_partition.hpp"
 #include "distribution/tiled_range.hpp"
 
 #include "storage/block_sparse.hpp"

@@ -333,6 +333,18 @@ TEST_CASE("traffic of the grid algorithms equals the model") {
         const auto mine = comm.sum(static_cast<std::uint64_t>((grid.q - 1) * da.local_nnz() + (grid.p - 1) * db.local_nnz()));
         CHECK(mine == entries_sent);
       }
+      if (layers == 1)
+        // In three stages, each stage's pieces started before the previous stage multiplies or
+        // after: the same entries move, in three exchanges each of A and B, and the partial C
+        // stays where it was computed (one exchange of sizes only).
+        for (const bool prefetch : {true, false}) {
+          INFO("three stages, prefetch " << prefetch);
+          comm.stats().reset();
+          const auto staged = spgemm(da, db, spgemm_options{.stages = 3, .prefetch_next_stage = prefetch});
+          CHECK(comm.sum(comm.stats().of("spgemm").bytes) ==
+                entries_sent * piece_entry + (2 * 3 + 1) * exchange * static_cast<std::uint64_t>(ranks));
+          test::require_equal(staged, product(ra, rb));
+        }
     }
 
   // Transpose on block_cyclic_2d: one partner per rank, everything not already in place moves once.
@@ -353,31 +365,85 @@ TEST_CASE("traffic of the grid algorithms equals the model") {
   }
 
   // SpMM: the rows of X a rank's columns name (index out, k values back), its partial rows of Y
-  // (index and k values) to their owners, in three exchanges.
+  // (index and k values) to their owners, in three exchanges; X and Y by row blocks, then laid
+  // out along the grid (grid_aligned_rows), where X moves only within grid columns and Y only
+  // within grid rows.
   for (const auto grid : grids_of(ranks)) {
+    INFO("grid " << grid.p << "x" << grid.q);
     const auto da = build<P>(comm, a, block_cyclic_2d{.grid = grid, .block_rows = 4, .block_cols = 4});
     const global_index k = 3;
-    dist_dense<double, policy<row_block, csr, mpi_rma>> x(comm, 30, k);
-    x.fill(1.0);
-    std::uint64_t expected = 0;
-    const row_block::mapping rows(ranks, 30, k);
-    for (int r = 0; r < ranks; ++r) {
-      std::set<global_index> cols, rws;
-      for (global_index i = 0; i < ra.rows; ++i)
-        for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
-          if (da.mapping().owner(i, ra.col_idx[static_cast<std::size_t>(e)]) == r) {
-            cols.insert(ra.col_idx[static_cast<std::size_t>(e)]);
-            rws.insert(i);
-          }
-      for (global_index c : cols)
-        if (rows.row_owner(c) != r) expected += 8 + 8 * static_cast<std::uint64_t>(k);  // asked, then answered
-      for (global_index i : rws)
-        if (rows.row_owner(i) != r) expected += 8 + 8 * static_cast<std::uint64_t>(k);
+    const auto x_value = [](global_index i, global_index v) { return static_cast<double>(1 + (i + 2 * v) % 5); };
+    const auto expected_y = dense_product(ra, k, x_value);
+    // Bytes the model says one product sends, over all ranks, for X's and Y's row owners.
+    const auto model = [&](const auto& x_rows, const auto& y_rows, bool along_grid) {
+      std::uint64_t expected = 0;
+      for (int r = 0; r < ranks; ++r) {
+        std::set<global_index> cols, rws;
+        for (global_index i = 0; i < ra.rows; ++i)
+          for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+            if (da.mapping().owner(i, ra.col_idx[static_cast<std::size_t>(e)]) == r) {
+              cols.insert(ra.col_idx[static_cast<std::size_t>(e)]);
+              rws.insert(i);
+            }
+        for (global_index c : cols) {
+          if (along_grid) CHECK(grid.col_of(x_rows.row_owner(c)) == grid.col_of(r));
+          if (x_rows.row_owner(c) != r) expected += 8 + 8 * static_cast<std::uint64_t>(k);  // asked, then answered
+        }
+        for (global_index i : rws) {
+          if (along_grid) CHECK(grid.row_of(y_rows.row_owner(i)) == grid.row_of(r));
+          if (y_rows.row_owner(i) != r) expected += 8 + 8 * static_cast<std::uint64_t>(k);
+        }
+      }
+      return expected + 3 * exchange * static_cast<std::uint64_t>(ranks);
+    };
+    {
+      dist_dense<double, policy<row_block, csr, mpi_rma>> x(comm, 30, k);
+      x.fill(x_value);
+      comm.stats().reset();
+      const auto y = spmm(da, x);
+      CHECK(comm.sum(comm.stats().of("spmm").bytes) == model(x.mapping(), y.mapping(), false));
+      const auto got = y.gather_to_root();
+      if (comm.rank() == 0) CHECK(*got == expected_y);
     }
-    comm.stats().reset();
-    (void)spmm(da, x);
-    CHECK(comm.sum(comm.stats().of("spmm").bytes) == expected + 3 * exchange * static_cast<std::uint64_t>(ranks));
+    {
+      using V = policy<row_partition, csr, mpi_rma>;
+      dist_dense<double, V> x(comm, grid_aligned_rows(da.mapping(), grid_side::columns), k);
+      dist_dense<double, V> y(comm, grid_aligned_rows(da.mapping(), grid_side::rows), k);
+      x.fill(x_value);
+      comm.stats().reset();
+      spmm(da, x, y);
+      CHECK(comm.sum(comm.stats().of("spmm").bytes) == model(x.mapping(), y.mapping(), true));
+      const auto got = y.gather_to_root();
+      if (comm.rank() == 0) CHECK(*got == expected_y);
+    }
   }
+}
+
+TEST_CASE("row_partition: rows scattered by an owner list run spgemm, transpose and spmm") {
+  const auto& comm = test::world();
+  const auto a = test::make_entries(21, 21, 0.2, 14);
+  const auto ra = reference(a);
+  std::vector<int> owners(21);
+  for (std::size_t i = 0; i < owners.size(); ++i) owners[i] = static_cast<int>((7 * i + 3) % 5) % comm.size();
+  using P = policy<row_partition, csr, aggregator>;
+  const row_partition parts{std::make_shared<const std::vector<int>>(owners)};
+  const auto da = build<P>(comm, a, parts);
+  for (global_index i = 0; i < 21; ++i) CHECK(da.mapping().row_owner(i) == owners[static_cast<std::size_t>(i)]);
+  test::require_equal(spgemm(da, da), product(ra, ra));
+  test::require_equal(transpose(da), test::transposed(ra));
+  dist_dense<double, P> x(comm, da.mapping(), 2);
+  x.fill([](global_index i, global_index v) { return static_cast<double>(i + v); });
+  const auto y = spmm(da, x).gather_to_root();
+  if (comm.rank() == 0)
+    CHECK(*y == dense_product(ra, 2, [](global_index i, global_index v) { return static_cast<double>(i + v); }));
+  // Redistributed from row blocks onto the partition: the same matrix, rows where the list says.
+  const auto moved = redistribute<P>(build<policy<row_block, csr, aggregator>>(comm, a, row_block{}), da.mapping());
+  test::require_equal(moved, ra);
+  CHECK(moved.mapping() == da.mapping());
+  // An owner list of the wrong length is refused on every rank.
+  const row_partition short_list{std::make_shared<const std::vector<int>>(std::vector<int>(20, 0))};
+  test::require_rejected([&] { (void)build<P>(comm, a, short_list); }, error_kind::invalid_argument,
+                         "20 owners given for a matrix of 21 rows");
 }
 
 TEST_CASE("spgemm plans: made once, reused while the structure stays, refused when it changes") {

@@ -38,6 +38,7 @@ static_assert(communication_backend<mpi_rma>);
 static_assert(communication_backend<aggregator>);
 static_assert(communication_backend<progress_rank>);
 static_assert(!communication_backend<csr>);
+static_assert(starts_exchanges<mpi_rma> && starts_exchanges<aggregator> && starts_exchanges<progress_rank>);
 static_assert(std::same_as<rebind_storage_t<test::csr_policy, csc>, test::csc_policy>);
 static_assert(std::same_as<rebind_storage_t<test::csc_policy, csr>, test::csr_policy>);
 static_assert(std::same_as<rebind_backend_t<test::csr_policy, mpi_rma>, test::csr_policy>);
@@ -99,4 +100,72 @@ TEST_CASE("a user-defined distribution works with build_from_triplets") {
   const auto a = build_from_triplets<double, P>(test::world(), 3, 2, t);
   CHECK(a.global_nnz() == 2);
   test::require_equal(a, host_csr<double>::from_triplets(3, 2, t));
+}
+
+static_assert(distribution_policy<row_partition> && whole_row_mapping<row_partition::mapping>);
+static_assert(!contiguous_row_mapping<row_partition::mapping>);
+
+TEST_CASE("row_partition keeps every row on the rank its owner list names, in ascending order there") {
+  const row_partition::mapping m({2, 0, 2, 1, 0, 2}, 4, 5);
+  CHECK(m.num_ranks() == 4);
+  CHECK(m.global_rows() == 6);
+  CHECK(m.extents(0) == local_extents{2, 5});
+  CHECK(m.extents(1) == local_extents{1, 5});
+  CHECK(m.extents(2) == local_extents{3, 5});
+  CHECK(m.extents(3) == local_extents{0, 5});  // a rank with no rows
+  for (global_index i = 0; i < 6; ++i) {
+    const auto at = m.to_local(i, 4);
+    CHECK(at.rank == m.owners()[static_cast<std::size_t>(i)]);
+    CHECK(m.to_global(at.rank, at.row, at.col) == global_coordinate{i, 4});
+  }
+  CHECK(m.local_row(2) == 1);  // rank 2 holds rows 0, 2, 5
+  CHECK(m.local_row(5) == 2);
+  // Same rows: the owner list is shared; other rows: an even contiguous split.
+  CHECK(same_rows(m, m.with_shape(6, 1)));
+  CHECK(m.with_shape(8, 1) == row_partition::mapping(4, 8, 1));
+  CHECK(row_partition::mapping(4, 8, 1).owners() == std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3});
+  CHECK(m == row_partition::mapping({2, 0, 2, 1, 0, 2}, 4, 5));
+  CHECK(!(m == row_partition::mapping({2, 0, 2, 1, 0, 1}, 4, 5)));
+  test::require_rejected([] { (void)row_partition::mapping({0, 4}, 4, 1); }, error_kind::invalid_argument,
+                         "row 1 is given to rank 4, outside the 4 ranks");
+  const row_partition wrong_size{std::make_shared<const std::vector<int>>(std::vector<int>{0, 1})};
+  test::require_rejected([&] { (void)wrong_size.make_mapping(2, 3, 3); }, error_kind::invalid_argument,
+                         "2 owners given for a matrix of 3 rows");
+}
+
+TEST_CASE("grid_aligned_rows puts X's rows in the grid column that names them and Y's in the grid row that makes them") {
+  for (const process_grid grid : {process_grid{2, 3}, process_grid{3, 2}, process_grid{1, 4}, process_grid{4, 1}})
+    for (const global_index block : {1, 2, 5}) {
+      CAPTURE(grid.p);
+      CAPTURE(grid.q);
+      CAPTURE(block);
+      const auto a = block_cyclic_2d{.grid = grid, .block_rows = block, .block_cols = block + 1}.make_mapping(grid.size(), 23, 17);
+      const auto x = grid_aligned_rows(a, grid_side::columns);
+      const auto y = grid_aligned_rows(a, grid_side::rows);
+      REQUIRE(x.global_rows() == 17);
+      REQUIRE(y.global_rows() == 23);
+      std::vector<global_index> x_rows(static_cast<std::size_t>(grid.size())), y_rows(x_rows.size());
+      for (global_index j = 0; j < 17; ++j) {
+        // Rank (r, c) holds entries of column j only if c is j's grid column: X's owner shares it.
+        CHECK(grid.col_of(x.row_owner(j)) == grid.col_of(a.owner(0, j)));
+        ++x_rows[static_cast<std::size_t>(x.row_owner(j))];
+      }
+      for (global_index i = 0; i < 23; ++i) {
+        CHECK(grid.row_of(y.row_owner(i)) == grid.row_of(a.owner(i, 0)));
+        ++y_rows[static_cast<std::size_t>(y.row_owner(i))];
+      }
+      // Within a grid column (row) the rows are split evenly: counts differ by one at most.
+      for (int line = 0; line < grid.q; ++line)
+        for (int r = 0; r + 1 < grid.p; ++r)
+          CHECK(std::abs(x_rows[static_cast<std::size_t>(grid.rank(r, line))] -
+                         x_rows[static_cast<std::size_t>(grid.rank(r + 1, line))]) <= 1);
+      for (int line = 0; line < grid.p; ++line)
+        for (int c = 0; c + 1 < grid.q; ++c)
+          CHECK(std::abs(y_rows[static_cast<std::size_t>(grid.rank(line, c))] -
+                         y_rows[static_cast<std::size_t>(grid.rank(line, c + 1))]) <= 1);
+    }
+  // Replicated columns: Y follows the grid rows' 1.5-D shares.
+  const auto r = replicated_columns{.grid = process_grid{2, 2}, .block_cols = 3}.make_mapping(4, 10, 9);
+  const auto y = grid_aligned_rows(r, grid_side::rows);
+  for (global_index i = 0; i < 10; ++i) CHECK(r.grid().row_of(y.row_owner(i)) == (i < 5 ? 0 : 1));
 }

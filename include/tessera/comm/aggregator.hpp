@@ -46,6 +46,11 @@ struct aggregator {
   buckets<T> exchange(const communicator& comm, const buckets<T>& outgoing) const {
     return personalised_exchange(comm, outgoing);
   }
+  /// The same exchange started now and finished by the caller (see pending_exchange).
+  template <class T>
+  pending_exchange<T> start_exchange(const communicator& comm, buckets<T> outgoing) const {
+    return pending_exchange<T>::start(comm, std::move(outgoing));
+  }
 };
 
 namespace detail {

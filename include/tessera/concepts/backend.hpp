@@ -19,11 +19,13 @@
 ///  - completion: flush(rank), flush_all(), barrier();
 ///  - messages(): the conveyor behind mailbox<Record> (push a record, a handler
 ///    runs at the destination, a collective drain);
-///  - exchange(comm, buckets): the bulk personalised all-to-all.
+///  - exchange(comm, buckets): the bulk personalised all-to-all;
+///  - optionally start_exchange(comm, buckets): the same, finished later (starts_exchanges).
 
 #include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
 #include "../comm/conveyor.hpp"
+#include "../comm/personalised_exchange.hpp"
 #include "../comm/request.hpp"
 #include "../comm/scalar_code.hpp"
 #include "../comm/segment.hpp"
@@ -105,6 +107,26 @@ concept communication_backend =
       { B::name() } -> std::convertible_to<std::string_view>;
       { backend.exchange(comm, outgoing) } -> std::same_as<buckets<std::byte>>;
     };
+
+/// Optional: a backend that can start a bulk exchange and let the caller finish it later, so the
+/// algorithms overlap the next exchange with the current computation (the stages of the grid
+/// SpGEMM). A backend without it still runs every algorithm: start_exchange below exchanges at
+/// once.
+template <class B>
+concept starts_exchanges = requires(const B& backend, const communicator& comm, buckets<std::byte> outgoing) {
+  { backend.start_exchange(comm, std::move(outgoing)) } -> std::same_as<pending_exchange<std::byte>>;
+};
+
+/// Collective: starts the exchange of `outgoing` through `backend`, in the background where the
+/// backend starts exchanges, else completely now; finish() the result to have what arrived.
+template <communication_backend B>
+[[nodiscard]] pending_exchange<std::byte> start_exchange(const B& backend, const communicator& comm,
+                                                         buckets<std::byte> outgoing) {
+  if constexpr (starts_exchanges<B>)
+    return backend.start_exchange(comm, std::move(outgoing));
+  else
+    return pending_exchange<std::byte>::arrived(backend.exchange(comm, outgoing));
+}
 
 /// Optional: a backend whose one-sided operations complete without the target
 /// running tessera code (MPI's own progress, or a progress rank, serves them)

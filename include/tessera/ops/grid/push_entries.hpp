@@ -29,10 +29,28 @@ template <distribution_mapping M>
   }
 }
 
-/// push_entries with records of type `Record`.
-template <class T, class Record, communication_backend Backend, distribution_mapping M, class Destinations, class Keep>
-triplets<T> push_records(const communicator& comm, const Backend& backend, const M& mapping, const triplets<T>& held,
-                         Destinations& destinations, Keep& keep) {
+/// Entries on their way (start_push_entries); finish() waits for them.
+template <class T>
+class pushed_entries {
+ public:
+  pushed_entries(pending_exchange<std::byte> exchange, bool compact)
+      : exchange_(std::move(exchange)), compact_(compact) {}
+
+  /// The entries that arrived, in the order of their source ranks.
+  [[nodiscard]] triplets<T> finish() && {
+    auto arrived = std::move(exchange_).finish();
+    return compact_ ? read_entries<T, compact_entry_record<T>>(arrived) : read_entries<T, entry_record<T>>(arrived);
+  }
+
+ private:
+  pending_exchange<std::byte> exchange_;
+  bool compact_;
+};
+
+/// The buckets of a push with records of type `Record`.
+template <class T, class Record, distribution_mapping M, class Destinations, class Keep>
+buckets<std::byte> pack_records(const communicator& comm, const M& mapping, const triplets<T>& held,
+                                Destinations& destinations, Keep& keep) {
   const int me = comm.rank();
   bucket_builder<std::byte> builder(comm.size());
   auto each = [&](auto&& visit) {
@@ -49,20 +67,29 @@ triplets<T> push_records(const communicator& comm, const Backend& backend, const
   each([&](int to, std::size_t e) {
     Record::write(builder.claim(to, Record::size), held.rows[e], held.cols[e], held.values[e]);
   });
-  return read_entries<T, Record>(backend.exchange(comm, std::move(builder).finish()));
+  return std::move(builder).finish();
 }
 
-/// Collective: sends each entry of `held` (this rank's entries under `mapping`, replicas included)
-/// to the ranks `destinations(i, j, emit)` names by calling emit(rank), served as above; returns
-/// the entries that arrived, in the order of their source ranks. `keep(i, j)` filters first.
-/// Entries travel as compact records (32-bit indices, 16 bytes for a double) when the matrix's
-/// dimensions allow, else as full ones (24 bytes).
+/// Collective: starts sending each entry of `held` (this rank's entries under `mapping`, replicas
+/// included) to the ranks `destinations(i, j, emit)` names by calling emit(rank), served as
+/// above; `keep(i, j)` filters first. The exchange goes through the backend's start_exchange, so
+/// it travels while the caller computes where the backend can. Entries travel as compact records
+/// (32-bit indices, 16 bytes for a double) when the matrix's dimensions allow, else as full ones
+/// (24 bytes).
+template <class T, communication_backend Backend, distribution_mapping M, class Destinations, class Keep>
+pushed_entries<T> start_push_entries(const communicator& comm, const Backend& backend, const M& mapping,
+                                     const triplets<T>& held, Destinations destinations, Keep keep) {
+  const bool compact = compact_entry_record<T>::fits(mapping.global_rows(), mapping.global_cols());
+  auto outgoing = compact ? pack_records<T, compact_entry_record<T>>(comm, mapping, held, destinations, keep)
+                          : pack_records<T, entry_record<T>>(comm, mapping, held, destinations, keep);
+  return pushed_entries<T>(start_exchange(backend, comm, std::move(outgoing)), compact);
+}
+
+/// start_push_entries, finished: the entries that arrived, in the order of their source ranks.
 template <class T, communication_backend Backend, distribution_mapping M, class Destinations, class Keep>
 triplets<T> push_entries(const communicator& comm, const Backend& backend, const M& mapping, const triplets<T>& held,
                          Destinations destinations, Keep keep) {
-  if (compact_entry_record<T>::fits(mapping.global_rows(), mapping.global_cols()))
-    return push_records<T, compact_entry_record<T>>(comm, backend, mapping, held, destinations, keep);
-  return push_records<T, entry_record<T>>(comm, backend, mapping, held, destinations, keep);
+  return start_push_entries<T>(comm, backend, mapping, held, std::move(destinations), std::move(keep)).finish();
 }
 
 }  // namespace tessera::detail

@@ -7,8 +7,9 @@
 /// columns of group s over the inner indices of layer l. Per stage (a share of the layer's inner
 /// indices): A's entries of the stage go to every rank of their layer's grid row (SUMMA's
 /// broadcast along grid rows), B's to every rank of their layer's grid column (along grid
-/// columns), each in one personalised exchange through the policy's backend; the rank multiplies
-/// its two pieces (local_product.hpp: any semiring, the mask, the memory budget). The partial
+/// columns), each in one personalised exchange through the policy's backend, started before the
+/// previous stage multiplies (start_exchange) so it travels meanwhile; the rank multiplies its
+/// two pieces (local_product.hpp: any semiring, the mask, the memory budget). The partial
 /// products of all stages and layers go to C's owners and are folded with the semiring's add.
 ///
 /// Words per rank (entries of 24 bytes for doubles): nnz(A)/(p c) + nnz(B)/(q c) received, plus,
@@ -198,28 +199,40 @@ dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const d
   std::vector<piece_rows<T, mem>> products;
   piece_product_stats product_stats;
   const bool gustavson_allowed = options.kernel != spgemm_kernel::esc;
-  for (int s = 0; s < options.stages; ++s) {
-    const auto in_stage = [&](global_index k) { return stage_of[static_cast<std::size_t>(k)] == s; };
-    // A(i, k) to every rank of grid row group(i) in layer(k); B(k, j) to every rank of grid column group(j).
-    const auto a_piece = push_entries<T>(
+  // A(i, k) to every rank of grid row group(i) in layer(k); B(k, j) to every rank of grid column
+  // group(j): SUMMA's broadcasts of stage s, both started at once.
+  const auto start_stage = [&](int s) {
+    const auto in_stage = [&stage_of, s](global_index k) { return stage_of[static_cast<std::size_t>(k)] == s; };
+    auto a_piece = start_push_entries<T>(
         comm, backend, a.mapping(), a_held,
         [&](global_index i, global_index k, auto emit) {
           const int l = grid.inner_layer[static_cast<std::size_t>(k)], r = grid.row_group[static_cast<std::size_t>(i)];
           for (int col = 0; col < grid.grid.q; ++col) emit(grid.rank(l, r, col));
         },
         [&](global_index, global_index k) { return in_stage(k); });
-    const auto b_piece = push_entries<T>(
+    auto b_piece = start_push_entries<T>(
         comm, backend, b.mapping(), b_held,
         [&](global_index k, global_index j, auto emit) {
           const int l = grid.inner_layer[static_cast<std::size_t>(k)], col = grid.col_group[static_cast<std::size_t>(j)];
           for (int r = 0; r < grid.grid.p; ++r) emit(grid.rank(l, r, col));
         },
         [&](global_index k, global_index) { return in_stage(k); });
+    return std::pair{std::move(a_piece), std::move(b_piece)};
+  };
+  auto next = std::optional{start_stage(0)};
+  for (int s = 0; s < options.stages; ++s) {
+    auto current = std::move(*next);
+    next.reset();
+    const auto a_piece = std::move(current.first).finish();
+    const auto b_piece = std::move(current.second).finish();
+    // The next stage travels while this one multiplies.
+    if (s + 1 < options.stages && options.prefetch_next_stage) next.emplace(start_stage(s + 1));
     // The user's semiring runs here: a throw on one rank is raised on every rank.
     products.push_back(comm.collectively([&] {
       return multiply_pieces<exec, mem>(a_piece, b_piece, mask != nullptr ? &mask_piece : nullptr, options.ring,
                                         options.memory_budget_bytes, gustavson_allowed, b.num_cols(), product_stats);
     }));
+    if (s + 1 < options.stages && !next) next.emplace(start_stage(s + 1));
   }
   if (options.batches != nullptr) *options.batches = product_stats.batches;
 

@@ -58,6 +58,11 @@ struct spgemm_options {
   /// moves and multiplies its share of A and B, so a stage's pieces are what must fit in memory).
   int layers = 1;
   int stages = 1;
+  /// Grid distributions with stages > 1: start the next stage's exchanges before multiplying the
+  /// current stage, so they travel during the product (through the backend's start_exchange;
+  /// a backend without one exchanges at once). Two stages' pieces are then held at a time; false
+  /// holds one.
+  bool prefetch_next_stage = true;
 };
 
 namespace detail {

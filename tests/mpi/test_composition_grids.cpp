@@ -1,0 +1,27 @@
+// Every grid distribution x every storage x every backend runs spgemm (SUMMA and every layer
+// count), transpose, spmm and the element-wise operations against the serial reference
+// (composition_checks.hpp). Compiled once per distribution (TESSERA_GRID_DISTRIBUTION), so the two
+// halves build in parallel.
+#include "composition_checks.hpp"
+
+using namespace tessera;
+using namespace composition;
+
+#ifndef TESSERA_GRID_DISTRIBUTION
+#error "compile with -DTESSERA_GRID_DISTRIBUTION=block_cyclic_2d or replicated_columns"
+#endif
+using grid_distribution = TESSERA_GRID_DISTRIBUTION;
+
+#define TESSERA_POLICIES_OF(distribution)                                                                   \
+  policy<distribution, csr, mpi_rma>, policy<distribution, csc, mpi_rma>, policy<distribution, coo, mpi_rma>, \
+      policy<distribution, csr, aggregator>, policy<distribution, csc, aggregator>, policy<distribution, coo, aggregator>
+
+TEST_CASE_TEMPLATE("every operation on this grid distribution x storage x backend equals the serial reference", P,
+                   TESSERA_POLICIES_OF(grid_distribution)) {
+  check_grid_shapes<P>();
+}
+
+TEST_CASE("the grid operations on progress ranks" * doctest::skip(!test::progress_ranks_requested())) {
+  using storage = std::conditional_t<std::is_same_v<grid_distribution, block_cyclic_2d>, csc, csr>;
+  check_grid_shapes<policy<grid_distribution, storage, progress_rank>>();
+}
