@@ -4,9 +4,11 @@
 //   mpiexec -n 2 bench_spmm --rmat 14 [--k 1,16,64] [--backend rma|progress|aggregator] [--reps 5]
 //                           [--stream-gbs GB/s | --stream-gbs measure] [--streaming-stores auto|off]
 //                           [--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--block B]
+//                           [--vectors row_block|grid_aligned]
 //
-// With a grid distribution A is redistributed first and X and Y stay row_block: the 2-D product
-// (rows of X fetched per column block, partial Y reduced on its owners), reported as kernel "grid".
+// With a grid distribution A is redistributed first and X and Y stay row_block (or, with
+// --vectors grid_aligned, are laid out along A's grid): the 2-D product (rows of X fetched per
+// column block, partial Y reduced on its owners), reported as kernel "grid".
 //
 // Every line carries bytes_min, the bytes one product must touch at least (over all ranks: A's
 // local CSR, row pointers + column indices + values, the rows of X its columns name and all of Y)
@@ -20,31 +22,47 @@
 
 namespace {
 
-/// The 2-D product of an A on a grid distribution with X and Y by rows.
+/// The 2-D product of an A on a grid distribution with X and Y by rows (--vectors row_block) or
+/// laid out along A's grid (--vectors grid_aligned).
 template <class Backend, class Distribution>
 void run_grid(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
               const Distribution& distribution) {
   using Rows = tessera::policy<tessera::row_block, tessera::csr, Backend>;
+  using Aligned = tessera::policy<tessera::row_partition, tessera::csr, Backend>;
   using P = tessera::policy<Distribution, tessera::csr, Backend>;
   const auto a = tessera::redistribute<P>(tessera::bench::input_matrix<double, Rows>(comm, args), distribution);
+  const bool aligned = args.vectors == "grid_aligned";
   for (long k : widths) {
-    tessera::dist_dense<double, Rows> x(comm, a.num_cols(), k);
-    x.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 / static_cast<double>(1 + (i + j) % 7); });
-    tessera::dist_dense<double, Rows> y(comm, a.num_rows(), k);
-    comm.stats().reset();
-    const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { tessera::spmm(a, x, y); });
-    const auto traffic = tessera::bench::traffic_per_run(comm, "spmm", args.reps);
-    const double checksum = tessera::bench::checksum(y);
+    const auto fill = [](tessera::global_index i, tessera::global_index j) { return 1.0 / static_cast<double>(1 + (i + j) % 7); };
+    const auto measure = [&](auto& x, auto& y) {
+      x.fill(fill);
+      comm.stats().reset();
+      const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { tessera::spmm(a, x, y); });
+      return std::pair{seconds, tessera::bench::traffic_per_run(comm, "spmm", args.reps)};
+    };
+    double seconds = 0, checksum = 0;
+    tessera::bench::traffic_summary traffic;
+    if (aligned) {
+      tessera::dist_dense<double, Aligned> x(comm, tessera::grid_aligned_rows(a.mapping(), tessera::grid_side::columns), k);
+      tessera::dist_dense<double, Aligned> y(comm, tessera::grid_aligned_rows(a.mapping(), tessera::grid_side::rows), k);
+      std::tie(seconds, traffic) = measure(x, y);
+      checksum = tessera::bench::checksum(y);
+    } else {
+      tessera::dist_dense<double, Rows> x(comm, a.num_cols(), k);
+      tessera::dist_dense<double, Rows> y(comm, a.num_rows(), k);
+      std::tie(seconds, traffic) = measure(x, y);
+      checksum = tessera::bench::checksum(y);
+    }
     const double rss = tessera::bench::peak_rss_mb(comm);
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"grid\", "
-                 "\"distribution\": \"{}\", \"grid\": \"{}\", \"k\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, "
-                 "\"nnz\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, \"messages_sent\": {}, \"bytes_per_rank_max\": {}, "
-                 "\"peak_rss_mb\": {:.1f}}}\n",
+                 "\"distribution\": \"{}\", \"grid\": \"{}\", \"vectors\": \"{}\", \"k\": {}, \"seconds\": {:.6f}, \"reps\": {}, "
+                 "\"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, \"messages_sent\": {}, "
+                 "\"bytes_per_rank_max\": {}, \"peak_rss_mb\": {:.1f}}}\n",
                  tessera::bench::matrix_name(args), comm.size(), tessera::bench::threads(), Backend::name(),
-                 Distribution::name(), tessera::bench::grid_name(a.mapping()), k, seconds, args.reps,
-                 2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
-                 checksum, traffic.total.bytes, traffic.total.messages, traffic.max_per_rank.bytes, rss);
+                 Distribution::name(), tessera::bench::grid_name(a.mapping()), aligned ? "grid_aligned" : "row_block", k,
+                 seconds, args.reps, 2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9,
+                 a.global_nnz(), checksum, traffic.total.bytes, traffic.total.messages, traffic.max_per_rank.bytes, rss);
   }
 }
 

@@ -33,13 +33,21 @@ struct args {
   std::optional<process_grid> grid;
   int layers = 1;
   global_index block = 64;
+  /// --stages S [--prefetch on|off]: grid SpGEMM's stages, and whether the next one is started
+  /// before the current one multiplies (spgemm_options::prefetch_next_stage).
+  int stages = 1;
+  bool prefetch = true;
+  /// --vectors row_block|grid_aligned: X and Y of the 2-D SpMM by row blocks, or laid out along
+  /// A's grid (grid_aligned_rows: X fetched within grid columns, Y reduced within grid rows).
+  std::string vectors = "row_block";
 };
 
 [[noreturn]] inline void usage(const char* program, int code) {
   fmt::print(code == 0 ? stdout : stderr,
              "usage: {} (--matrix FILE.mtx | --rmat SCALE [--edge-factor 16] | --laplacian N | --random N "
              "[--nnz-per-row K]) [--seed S] [--reps N] [--backend rma|progress|aggregator] "
-             "[--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--layers C] [--block B]\n",
+             "[--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--layers C] [--block B] "
+             "[--stages S] [--prefetch on|off] [--vectors row_block|grid_aligned]\n",
              program);
   std::exit(code);
 }
@@ -63,6 +71,9 @@ inline args parse(int argc, char** argv) {
     else if (arg == "--backend") a.backend = value();
     else if (arg == "--distribution") a.distribution = value();
     else if (arg == "--layers") a.layers = std::max(1, std::stoi(value()));
+    else if (arg == "--stages") a.stages = std::max(1, std::stoi(value()));
+    else if (arg == "--prefetch") a.prefetch = value() != "off";
+    else if (arg == "--vectors") a.vectors = value();
     else if (arg == "--block") a.block = std::max<global_index>(1, std::stoll(value()));
     else if (arg == "--grid") {
       const std::string g = value();

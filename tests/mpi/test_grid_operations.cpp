@@ -364,19 +364,20 @@ TEST_CASE("traffic of the grid algorithms equals the model") {
     CHECK(traffic.messages <= static_cast<std::uint64_t>(ranks - 1) + 1);
   }
 
-  // SpMM: the rows of X a rank's columns name (index out, k values back), its partial rows of Y
-  // (index and k values) to their owners, in three exchanges; X and Y by row blocks, then laid
-  // out along the grid (grid_aligned_rows), where X moves only within grid columns and Y only
-  // within grid rows.
+  // SpMM: the plan tells X's owners which rows each rank needs and Y's owners which partial rows
+  // each rank sends (8 bytes per remote row, two exchanges); a product then moves k values per
+  // remote row of X and per remote partial row of Y (two exchanges). X and Y by row blocks, then
+  // laid out along the grid (grid_aligned_rows), where X moves only within grid columns and Y
+  // only within grid rows.
   for (const auto grid : grids_of(ranks)) {
     INFO("grid " << grid.p << "x" << grid.q);
     const auto da = build<P>(comm, a, block_cyclic_2d{.grid = grid, .block_rows = 4, .block_cols = 4});
     const global_index k = 3;
     const auto x_value = [](global_index i, global_index v) { return static_cast<double>(1 + (i + 2 * v) % 5); };
     const auto expected_y = dense_product(ra, k, x_value);
-    // Bytes the model says one product sends, over all ranks, for X's and Y's row owners.
-    const auto model = [&](const auto& x_rows, const auto& y_rows, bool along_grid) {
-      std::uint64_t expected = 0;
+    // Remote rows (of X fetched, of Y sent) over all ranks, for X's and Y's row owners.
+    const auto remote_rows = [&](const auto& x_rows, const auto& y_rows, bool along_grid) {
+      std::uint64_t remote = 0;
       for (int r = 0; r < ranks; ++r) {
         std::set<global_index> cols, rws;
         for (global_index i = 0; i < ra.rows; ++i)
@@ -387,34 +388,48 @@ TEST_CASE("traffic of the grid algorithms equals the model") {
             }
         for (global_index c : cols) {
           if (along_grid) CHECK(grid.col_of(x_rows.row_owner(c)) == grid.col_of(r));
-          if (x_rows.row_owner(c) != r) expected += 8 + 8 * static_cast<std::uint64_t>(k);  // asked, then answered
+          remote += x_rows.row_owner(c) != r;
         }
         for (global_index i : rws) {
           if (along_grid) CHECK(grid.row_of(y_rows.row_owner(i)) == grid.row_of(r));
-          if (y_rows.row_owner(i) != r) expected += 8 + 8 * static_cast<std::uint64_t>(k);
+          remote += y_rows.row_owner(i) != r;
         }
       }
-      return expected + 3 * exchange * static_cast<std::uint64_t>(ranks);
+      return remote;
     };
-    {
-      dist_dense<double, policy<row_block, csr, mpi_rma>> x(comm, 30, k);
+    const auto check_traffic = [&](auto& x, auto& y, bool along_grid) {
       x.fill(x_value);
+      const auto remote = remote_rows(x.mapping(), y.mapping(), along_grid);
+      const auto sizes = exchange * static_cast<std::uint64_t>(ranks);
       comm.stats().reset();
-      const auto y = spmm(da, x);
-      CHECK(comm.sum(comm.stats().of("spmm").bytes) == model(x.mapping(), y.mapping(), false));
+      spmm(da, x, y);  // inspects, then multiplies
+      CHECK(comm.sum(comm.stats().of("spmm").bytes) == remote * (8 + 8 * static_cast<std::uint64_t>(k)) + 4 * sizes);
+      comm.stats().reset();
+      spmm(da, x, y);  // the plan: values only
+      CHECK(comm.sum(comm.stats().of("spmm").bytes) == remote * 8 * static_cast<std::uint64_t>(k) + 2 * sizes);
       const auto got = y.gather_to_root();
       if (comm.rank() == 0) CHECK(*got == expected_y);
+    };
+    {
+      using V = policy<row_block, csr, mpi_rma>;
+      dist_dense<double, V> x(comm, 30, k), y(comm, 30, k);
+      check_traffic(x, y, false);
     }
     {
       using V = policy<row_partition, csr, mpi_rma>;
       dist_dense<double, V> x(comm, grid_aligned_rows(da.mapping(), grid_side::columns), k);
       dist_dense<double, V> y(comm, grid_aligned_rows(da.mapping(), grid_side::rows), k);
-      x.fill(x_value);
-      comm.stats().reset();
-      spmm(da, x, y);
-      CHECK(comm.sum(comm.stats().of("spmm").bytes) == model(x.mapping(), y.mapping(), true));
+      check_traffic(x, y, true);
+      // The plan's sizes: every row of X this rank's columns name, every row its entries make.
+      auto& plan = grid_spmm_plan_for(da, x, y);
+      CHECK(plan.halo_rows() <= static_cast<std::size_t>(da.local_cols()));
+      CHECK(plan.partial_rows() <= static_cast<std::size_t>(da.local_rows()));
+      // New values in A, same structure: the plan multiplies them.
+      const auto doubled = apply(da, KOKKOS_LAMBDA(const double v) { return 2 * v; });
+      plan.apply(doubled, x, y);
       const auto got = y.gather_to_root();
-      if (comm.rank() == 0) CHECK(*got == expected_y);
+      if (comm.rank() == 0)
+        for (std::size_t t = 0; t < expected_y.size(); ++t) CHECK((*got)[t] == 2 * expected_y[t]);
     }
   }
 }
