@@ -41,7 +41,7 @@ void run_grid(const tessera::communicator& comm, const tessera::bench::args& arg
       return std::pair{seconds, tessera::bench::traffic_per_run(comm, "spmm", args.reps)};
     };
     double seconds = 0, checksum = 0;
-    tessera::bench::traffic_summary traffic;
+    tessera::traffic_summary traffic;
     if (aligned) {
       tessera::dist_dense<double, Aligned> x(comm, tessera::grid_aligned_rows(a.mapping(), tessera::grid_side::columns), k);
       tessera::dist_dense<double, Aligned> y(comm, tessera::grid_aligned_rows(a.mapping(), tessera::grid_side::rows), k);

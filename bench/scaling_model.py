@@ -264,15 +264,19 @@ def spmm_row_block(m, ranks: int, k: int) -> tuple[float, float]:
     return 8 * k * m.fetch_1d(ranks)[0], m.owners_1d(ranks)
 
 
-def spmm_grid(m, ranks: int, k: int) -> tuple[float, float]:
-    """2-D, X and Y on row_block: each named row of X asked (8) and answered (8 k); each touched
-    row of Y sent as a partial (8 + 8 k). Three personalised exchanges."""
+def spmm_grid(m, ranks: int, k: int, aligned: bool = False) -> tuple[float, float]:
+    """2-D, one product through the plan (grid_spmm_plan): 8 k per remote row of X fetched and per
+    remote partial row of Y sent, two personalised exchanges. X and Y on row_block: an owner is
+    another rank but 1 time in P. Laid out along the grid (grid_aligned_rows): X's rows come from
+    the p ranks of the grid column (1 in p is this rank's), Y's go to the q of the grid row."""
     p, q = squarest(ranks)
     named, rows = m.touch_2d(p, q)
-    remote = 1 - 1 / ranks  # X's and Y's row owners are another rank but 1 time in P
-    size_bytes, size_messages = size_exchanges(ranks, 3)
-    data = (INDEX + 8 * k) * (named + rows) * remote
-    return data + size_bytes, 2 * spread(named * remote, ranks) + spread(rows * remote, ranks) + size_messages
+    x_remote, y_remote = ((1 - 1 / p), (1 - 1 / q)) if aligned else ((1 - 1 / ranks), (1 - 1 / ranks))
+    size_bytes, size_messages = size_exchanges(ranks, 2)
+    data = 8 * k * (named * x_remote + rows * y_remote)
+    x_peers = min(p - 1, spread(named * x_remote, ranks)) if aligned else spread(named * x_remote, ranks)
+    y_peers = min(q - 1, spread(rows * y_remote, ranks)) if aligned else spread(rows * y_remote, ranks)
+    return data + size_bytes, x_peers + y_peers + size_messages
 
 
 def transpose_row_block(m, ranks: int) -> tuple[float, float]:
@@ -317,6 +321,8 @@ def projection(matrices) -> list[dict]:
             add(m, "SUMMA, B and C replicated", "spgemm", "replicated_columns", P, 1, spgemm_grid(m, P, replicated=True))
             add(m, "1-D halo of X", "spmm", "row_block", P, 1, spmm_row_block(m, P, SPMM_K), grid=(P, 1), k=SPMM_K)
             add(m, "2-D fetch of X, reduce of Y", "spmm", "block_cyclic_2d", P, 1, spmm_grid(m, P, SPMM_K), k=SPMM_K)
+            add(m, "2-D, X and Y along the grid", "spmm", "block_cyclic_2d", P, 1, spmm_grid(m, P, SPMM_K, aligned=True),
+                k=SPMM_K, vectors="grid_aligned")
             add(m, "route to the row owners", "transpose", "row_block", P, 1, transpose_row_block(m, P), grid=(P, 1))
             add(m, "to the transposed grid position", "transpose", "block_cyclic_2d", P, 1, transpose_grid(m, P))
             add(m, "each moved entry once", "redistribute", "row_block->block_cyclic_2d", P, 1, redistribute_to_grid(m, P))
