@@ -17,6 +17,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <vector>
 
@@ -84,6 +85,74 @@ struct piece_rows {
                       v(static_cast<std::size_t>(e)));
   }
 };
+
+/// Two piece products of the same C in one: rows and columns the union of both, entries at the
+/// same (row, column) folded with the semiring's add (x's value first). What a stage's product is
+/// merged into the sum of the earlier stages with, so the stages leave one product, not one per
+/// stage to route and assemble. Host loops, linear in the two sizes.
+template <class T, class MemorySpace, class Semiring>
+[[nodiscard]] piece_rows<T, MemorySpace> merge_pieces(const piece_rows<T, MemorySpace>& x,
+                                                      const piece_rows<T, MemorySpace>& y, const Semiring& ring) {
+  piece_rows<T, MemorySpace> out;
+  std::set_union(x.columns.begin(), x.columns.end(), y.columns.begin(), y.columns.end(), std::back_inserter(out.columns));
+  std::set_union(x.rows.begin(), x.rows.end(), y.rows.begin(), y.rows.end(), std::back_inserter(out.rows));
+  // Each piece's column positions as positions in the union (both lists ascend).
+  const auto positions = [&](const std::vector<global_index>& columns) {
+    std::vector<local_index> at(columns.size());
+    std::size_t u = 0;
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      while (out.columns[u] != columns[c]) ++u;
+      at[c] = static_cast<local_index>(u);
+    }
+    return at;
+  };
+  const auto x_at = positions(x.columns), y_at = positions(y.columns);
+  const auto xp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x.ptr);
+  const auto xc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x.col);
+  const auto xv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x.values);
+  const auto yp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.ptr);
+  const auto yc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.col);
+  const auto yv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.values);
+  std::vector<offset_type> ptr{0};
+  ptr.reserve(out.rows.size() + 1);
+  std::vector<local_index> col;
+  std::vector<T> values;
+  col.reserve(xv.extent(0) + yv.extent(0));
+  values.reserve(xv.extent(0) + yv.extent(0));
+  std::size_t rx = 0, ry = 0;
+  for (const global_index row : out.rows) {
+    offset_type ex = 0, end_x = 0, ey = 0, end_y = 0;  // empty ranges unless the piece has the row
+    if (rx < x.rows.size() && x.rows[rx] == row) {
+      ex = xp(rx);
+      end_x = xp(rx + 1);
+      ++rx;
+    }
+    if (ry < y.rows.size() && y.rows[ry] == row) {
+      ey = yp(ry);
+      end_y = yp(ry + 1);
+      ++ry;
+    }
+    while (ex < end_x || ey < end_y) {
+      const local_index cx = ex < end_x ? x_at[static_cast<std::size_t>(xc(static_cast<std::size_t>(ex)))] : -1;
+      const local_index cy = ey < end_y ? y_at[static_cast<std::size_t>(yc(static_cast<std::size_t>(ey)))] : -1;
+      if (cy < 0 || (cx >= 0 && cx < cy)) {
+        col.push_back(cx);
+        values.push_back(xv(static_cast<std::size_t>(ex++)));
+      } else if (cx < 0 || cy < cx) {
+        col.push_back(cy);
+        values.push_back(yv(static_cast<std::size_t>(ey++)));
+      } else {
+        col.push_back(cx);
+        values.push_back(ring.add(xv(static_cast<std::size_t>(ex++)), yv(static_cast<std::size_t>(ey++))));
+      }
+    }
+    ptr.push_back(static_cast<offset_type>(col.size()));
+  }
+  out.ptr = to_view<offset_type, MemorySpace>(ptr, "tessera::grid::c_ptr");
+  out.col = to_view<local_index, MemorySpace>(col, "tessera::grid::c_col");
+  out.values = to_view<T, MemorySpace>(values, "tessera::grid::c_values");
+  return out;
+}
 
 /// C = A * B over `ring` for two pieces (each entry listed once), optionally only where `mask`
 /// (a piece of C's pattern) holds an entry. Without mask or budget on a host space it runs

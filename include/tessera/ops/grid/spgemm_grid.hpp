@@ -9,8 +9,9 @@
 /// broadcast along grid rows), B's to every rank of their layer's grid column (along grid
 /// columns), each in one personalised exchange through the policy's backend, started before the
 /// previous stage multiplies (start_exchange) so it travels meanwhile; the rank multiplies its
-/// two pieces (local_product.hpp: any semiring, the mask, the memory budget). The partial
-/// products of all stages and layers go to C's owners and are folded with the semiring's add.
+/// two pieces (local_product.hpp: any semiring, the mask, the memory budget) and merges the
+/// product into the earlier stages'. The partial products of the layers go to C's owners and are
+/// folded with the semiring's add; with one layer on A's grid C is built in place.
 ///
 /// Words per rank (entries of 24 bytes for doubles): nnz(A)/(p c) + nnz(B)/(q c) received, plus,
 /// for c > 1 or a replicated C, the partial C sent to its owners (docs/scaling.md).
@@ -69,7 +70,7 @@ struct grid_product_setup {
 };
 
 /// C's local block and column map straight from one piece product, when it is exactly this
-/// rank's part of C: one layer, one stage, tiles dealt one rank each (tile_grid_mapping: C's owner
+/// rank's part of C: one layer (its stages merged), tiles dealt one rank each (tile_grid_mapping: C's owner
 /// is the grid row of the row's tile and the grid column of the column's tile), every row of the
 /// product in this grid row, every column in this grid column. Checked per row and per column,
 /// not per entry, and decided on every rank alike (one allreduce); nothing otherwise.
@@ -227,17 +228,23 @@ dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const d
     const auto b_piece = std::move(current.second).finish();
     // The next stage travels while this one multiplies.
     if (s + 1 < options.stages && options.prefetch_next_stage) next.emplace(start_stage(s + 1));
-    // The user's semiring runs here: a throw on one rank is raised on every rank.
-    products.push_back(comm.collectively([&] {
-      return multiply_pieces<exec, mem>(a_piece, b_piece, mask != nullptr ? &mask_piece : nullptr, options.ring,
-                                        options.memory_budget_bytes, gustavson_allowed, b.num_cols(), product_stats);
-    }));
+    // The user's semiring runs here: a throw on one rank is raised on every rank. Each stage's
+    // product is merged into the earlier stages' at once: one product is kept, and one is routed.
+    comm.collectively([&] {
+      auto product = multiply_pieces<exec, mem>(a_piece, b_piece, mask != nullptr ? &mask_piece : nullptr, options.ring,
+                                                options.memory_budget_bytes, gustavson_allowed, b.num_cols(),
+                                                product_stats);
+      if (products.empty())
+        products.push_back(std::move(product));
+      else
+        products.front() = merge_pieces(products.front(), product, options.ring);
+    });
     if (s + 1 < options.stages && !next) next.emplace(start_stage(s + 1));
   }
   if (options.batches != nullptr) *options.batches = product_stats.batches;
 
-  // SUMMA on A's own grid in one stage: every entry was computed where C stores it, once, rows
-  // and columns ascending, so the product is C's block as it is (no exchange, no assembly).
+  // SUMMA on A's own grid (the stages merged): every entry was computed where C stores it, once,
+  // rows and columns ascending, so the product is C's block as it is (no exchange, no assembly).
   if (auto block = comm.collectively([&] { return block_in_place<T, Policy>(comm, c_mapping, grid, products); }))
     return dist_matrix<T, Policy>(comm, c_mapping, std::move(block->first), std::move(block->second));
 
