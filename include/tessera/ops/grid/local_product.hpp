@@ -113,44 +113,51 @@ template <class T, class MemorySpace, class Semiring>
   const auto yp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.ptr);
   const auto yc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.col);
   const auto yv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.values);
-  std::vector<offset_type> ptr{0};
-  ptr.reserve(out.rows.size() + 1);
-  std::vector<local_index> col;
-  std::vector<T> values;
-  col.reserve(xv.extent(0) + yv.extent(0));
-  values.reserve(xv.extent(0) + yv.extent(0));
-  std::size_t rx = 0, ry = 0;
-  for (const global_index row : out.rows) {
-    offset_type ex = 0, end_x = 0, ey = 0, end_y = 0;  // empty ranges unless the piece has the row
-    if (rx < x.rows.size() && x.rows[rx] == row) {
-      ex = xp(rx);
-      end_x = xp(rx + 1);
-      ++rx;
-    }
-    if (ry < y.rows.size() && y.rows[ry] == row) {
-      ey = yp(ry);
-      end_y = yp(ry + 1);
-      ++ry;
-    }
-    while (ex < end_x || ey < end_y) {
-      const local_index cx = ex < end_x ? x_at[static_cast<std::size_t>(xc(static_cast<std::size_t>(ex)))] : -1;
-      const local_index cy = ey < end_y ? y_at[static_cast<std::size_t>(yc(static_cast<std::size_t>(ey)))] : -1;
-      if (cy < 0 || (cx >= 0 && cx < cy)) {
-        col.push_back(cx);
-        values.push_back(xv(static_cast<std::size_t>(ex++)));
-      } else if (cx < 0 || cy < cx) {
-        col.push_back(cy);
-        values.push_back(yv(static_cast<std::size_t>(ey++)));
-      } else {
-        col.push_back(cx);
-        values.push_back(ring.add(xv(static_cast<std::size_t>(ex++)), yv(static_cast<std::size_t>(ey++))));
+  // Two passes over the rows, counting then writing, so the merged entries are written once,
+  // straight into their Views (a host product is not copied again).
+  Kokkos::View<offset_type*, Kokkos::HostSpace> ptr("tessera::grid::c_ptr", out.rows.size() + 1);
+  Kokkos::View<local_index*, Kokkos::HostSpace> col;
+  Kokkos::View<T*, Kokkos::HostSpace> values;
+  const auto walk = [&](auto&& emit) {
+    std::size_t rx = 0, ry = 0, written = 0;
+    for (std::size_t r = 0; r < out.rows.size(); ++r) {
+      const global_index row = out.rows[r];
+      offset_type ex = 0, end_x = 0, ey = 0, end_y = 0;  // empty ranges unless the piece has the row
+      if (rx < x.rows.size() && x.rows[rx] == row) {
+        ex = xp(rx);
+        end_x = xp(rx + 1);
+        ++rx;
       }
+      if (ry < y.rows.size() && y.rows[ry] == row) {
+        ey = yp(ry);
+        end_y = yp(ry + 1);
+        ++ry;
+      }
+      while (ex < end_x || ey < end_y) {
+        const local_index cx = ex < end_x ? x_at[static_cast<std::size_t>(xc(static_cast<std::size_t>(ex)))] : -1;
+        const local_index cy = ey < end_y ? y_at[static_cast<std::size_t>(yc(static_cast<std::size_t>(ey)))] : -1;
+        if (cy < 0 || (cx >= 0 && cx < cy))
+          emit(written++, cx, static_cast<std::size_t>(ex++), std::size_t{0}, 1);
+        else if (cx < 0 || cy < cx)
+          emit(written++, cy, std::size_t{0}, static_cast<std::size_t>(ey++), 2);
+        else
+          emit(written++, cx, static_cast<std::size_t>(ex++), static_cast<std::size_t>(ey++), 3);
+      }
+      ptr(r + 1) = static_cast<offset_type>(written);
     }
-    ptr.push_back(static_cast<offset_type>(col.size()));
-  }
-  out.ptr = to_view<offset_type, MemorySpace>(ptr, "tessera::grid::c_ptr");
-  out.col = to_view<local_index, MemorySpace>(col, "tessera::grid::c_col");
-  out.values = to_view<T, MemorySpace>(values, "tessera::grid::c_values");
+  };
+  walk([](std::size_t, local_index, std::size_t, std::size_t, int) {});
+  col = Kokkos::View<local_index*, Kokkos::HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::grid::c_col"),
+                                                     static_cast<std::size_t>(ptr(out.rows.size())));
+  values = Kokkos::View<T*, Kokkos::HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::grid::c_values"),
+                                               col.extent(0));
+  walk([&](std::size_t at, local_index c, std::size_t from_x, std::size_t from_y, int which) {
+    col(at) = c;
+    values(at) = which == 1 ? xv(from_x) : which == 2 ? yv(from_y) : ring.add(xv(from_x), yv(from_y));
+  });
+  out.ptr = Kokkos::create_mirror_view_and_copy(MemorySpace{}, ptr);
+  out.col = Kokkos::create_mirror_view_and_copy(MemorySpace{}, col);
+  out.values = Kokkos::create_mirror_view_and_copy(MemorySpace{}, values);
   return out;
 }
 
