@@ -4,6 +4,7 @@
 // 1 to larger than the matrix, csr and coo storage, the backends; and the traffic counters
 // against the words-and-messages model of docs/scaling.md, exactly.
 #include "../../examples/custom_policies/row_cyclic.hpp"
+#include "../../examples/custom_policies/tracing_backend.hpp"
 #include "test_support.hpp"
 
 #include <cstdint>
@@ -112,6 +113,23 @@ TEST_CASE("spgemm, spmm and transpose on a grid over progress ranks" * doctest::
   x.fill(1.0);
   const auto y = spmm(da, x).gather_to_root();
   if (comm.rank() == 0) CHECK(*y == dense_product(ra, 2, [](global_index, global_index) { return 1.0; }));
+}
+
+// A user's backend with only the blocking exchange (no start_exchange): the staged product
+// exchanges each stage at once instead of prefetching it, and is the same product.
+static_assert(!starts_exchanges<custom::tracing<>>);
+TEST_CASE("staged SUMMA on a backend that cannot start exchanges exchanges at once, with the same result") {
+  const auto& comm = test::world();
+  using P = policy<block_cyclic_2d, csr, custom::tracing<>>;
+  const auto a = test::make_entries(19, 19, 0.25, 15);
+  const auto ra = reference(a);
+  const auto da = build<P>(comm, a, block_cyclic_2d{.grid = {}, .block_rows = 2, .block_cols = 2});
+  custom::trace_log().clear();
+  const auto c = spgemm(da, da, spgemm_options{.stages = 3});
+  test::require_equal(c, product(ra, ra));
+  std::size_t exchanges = 0;
+  for (const auto& e : custom::trace_log()) exchanges += e.what == "exchange" ? 1 : 0;
+  CHECK(exchanges == 2 * 3);  // A's and B's piece of every stage, through the backend's own exchange
 }
 
 TEST_CASE("spgemm on grids: coo storage, semirings, masks, budgets, transposed inputs, accumulate") {
