@@ -4,7 +4,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/../support/run_command.cmake)
 require_variables(run_sanitized.cmake TESSERA_SOURCE_DIR WORK_DIR MPIEXEC MPIEXEC_NUMPROC_FLAG GENERATOR)
 
 string(REPLACE "|" ";" MPIEXEC "${MPIEXEC}")  # the launcher and its flags, joined by the caller
-set(flags "-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined")
+set(flags "-O1 -g1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined")  # -g1: reports keep file:line
 set(build ${WORK_DIR}/build)
 set(compiler)
 if(DEFINED CXX_COMPILER)
