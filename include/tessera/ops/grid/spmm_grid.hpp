@@ -224,10 +224,11 @@ class grid_spmm_plan {
     }
     const auto summed = backend.exchange(comm_, std::move(sums).finish());
     Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> y_host("tessera::spmm_grid::y", y.local().extent(0), k);
+    std::vector<T> row(k);
     for (std::size_t t = 0; t < receive_rows_.size(); ++t) {
       const auto li = static_cast<std::size_t>(receive_rows_[t]);
-      const auto* from = reinterpret_cast<const T*>(summed.data.data()) + t * k;
-      for (std::size_t v = 0; v < k; ++v) y_host(li, v) += from[v];
+      if (k > 0) std::memcpy(row.data(), summed.data.data() + t * k * sizeof(T), k * sizeof(T));
+      for (std::size_t v = 0; v < k; ++v) y_host(li, v) += row[v];
     }
     Kokkos::deep_copy(y.local(), y_host);
   }
