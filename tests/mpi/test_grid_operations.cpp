@@ -200,6 +200,14 @@ TEST_CASE("spgemm on grids: coo storage, semirings, masks, budgets, transposed i
     const auto wrong = build<P>(comm, test::make_entries(7, 20, 0.3, 9), d);
     test::require_rejected([&] { (void)spgemm(da, wrong); }, error_kind::dimension_mismatch, "A is 20 x 20 but B is 7");
   }
+  SUBCASE("spmm with X or Y of the wrong shape, before and after a plan is kept") {
+    using V = policy<row_block, csr, mpi_rma>;
+    dist_dense<double, V> x(comm, 20, 2), y(comm, 20, 2), short_x(comm, 19, 2), narrow_y(comm, 20, 1);
+    x.fill(1.0);
+    test::require_rejected([&] { spmm(da, short_x, y); }, error_kind::dimension_mismatch, "X has 19 rows");
+    spmm(da, x, y);  // a plan for x and y is kept
+    test::require_rejected([&] { spmm(da, x, narrow_y); }, error_kind::dimension_mismatch, "Y is 20 x 1");
+  }
 }
 
 TEST_CASE("replicated_columns keeps every replica, and runs spgemm, spmm and transpose") {

@@ -181,6 +181,9 @@ class grid_spmm_plan {
     const auto k = static_cast<std::size_t>(k_);
     const auto held = comm_.collectively([&] { return detail::held_triplets(a); });
     comm_.collectively([&] {
+      detail::require_same_ranks("spmm", comm_, a.comm(), "A");
+      detail::require_same_ranks("spmm", comm_, x.comm(), "X");
+      detail::require_same_ranks("spmm", comm_, y.comm(), "Y");
       TESSERA_REQUIRE(held.size() == held_entries(), invalid_argument,
                       "spmm: A holds {} entries on rank {} but the plan was made for {}; a changed structure "
                       "needs a new plan",
@@ -264,6 +267,12 @@ class grid_spmm_plan {
 template <matrix_value T, matrix_policy PA, matrix_policy PX>
 grid_spmm_plan<T, PA, PX>& grid_spmm_plan_for(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x,
                                               const dist_dense<T, PX>& y) {
+  // Every rank holds the same plans for the same distributions, so all find one or none. A plan
+  // fits only X's and Y's own row distributions, so operands of another shape make a new plan,
+  // whose checks agree; a product through a kept plan agrees once, in apply.
+  auto& made = a.plan_cache().template entries<std::shared_ptr<grid_spmm_plan<T, PA, PX>>>();
+  for (const auto& plan : made)
+    if (plan->fits(x.mapping(), y.mapping(), x.num_vectors())) return *plan;
   const auto& comm = a.comm();
   comm.collectively([&] {
     detail::require_same_ranks("spmm", comm, x.comm(), "X");
@@ -274,10 +283,6 @@ grid_spmm_plan<T, PA, PX>& grid_spmm_plan_for(const dist_matrix<T, PA>& a, const
                     "spmm: Y is {} x {} but A * X is {} x {}", y.num_rows(), y.num_vectors(), a.num_rows(),
                     x.num_vectors());
   });
-  // Every rank holds the same plans for the same distributions, so all find one or none.
-  auto& made = a.plan_cache().template entries<std::shared_ptr<grid_spmm_plan<T, PA, PX>>>();
-  for (const auto& plan : made)
-    if (plan->fits(x.mapping(), y.mapping(), x.num_vectors())) return *plan;
   made.push_back(std::make_shared<grid_spmm_plan<T, PA, PX>>(a, x.mapping(), y.mapping(), x.num_vectors()));
   return *made.back();
 }
