@@ -603,11 +603,12 @@ template <matrix_value T, matrix_policy PA, matrix_policy PX>
     // Tiles: multiplied as elements (one conversion of A per call: convert once and keep it to
     // multiply the same A many times).
     return spmm(detail::tiles_as_elements(a), x);
+  } else {
+    const auto rows = a.comm().collectively([&] { return x.mapping().with_shape(a.num_rows(), x.num_vectors()); });
+    dist_dense<T, PX> y(a.comm(), rows, x.num_vectors());
+    detail::multiply_dense_on_grid(a, x, y);
+    return y;
   }
-  const auto rows = a.comm().collectively([&] { return x.mapping().with_shape(a.num_rows(), x.num_vectors()); });
-  dist_dense<T, PX> y(a.comm(), rows, x.num_vectors());
-  detail::multiply_dense_on_grid(a, x, y);
-  return y;
 }
 
 /// Y = A * X into an existing Y, for an A distributed otherwise than X and Y (collective).

@@ -17,7 +17,9 @@
 #include "../../comm/buckets.hpp"
 #include "../../comm/communicator.hpp"
 #include "../../concepts/distribution.hpp"
+#include "../../concepts/storage.hpp"
 #include "../../core/error.hpp"
+#include "../../kernels/spmm_rows.hpp"
 #include "../../matrix/dist_dense.hpp"
 #include "../../matrix/dist_matrix.hpp"
 #include "../../matrix/local_triplets.hpp"
@@ -29,6 +31,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <concepts>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -36,24 +40,83 @@
 
 namespace tessera::detail {
 
-/// out(r, t) = sum over e in row r of value(e) * halo(column(e), t): the local product of the share.
-template <class ExecSpace, class T, class MemorySpace>
-void multiply_rows(const Kokkos::View<const offset_type*, MemorySpace>& ptr,
-                   const Kokkos::View<const local_index*, MemorySpace>& col,
-                   const Kokkos::View<const T*, MemorySpace>& val,
-                   const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& halo,
-                   const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& out) {
-  const auto k = out.extent(1);
+/// into(t, :) = src(rows(t), :).
+template <class ExecSpace, class T, class MemorySpace, class Rows, class Into>
+void gather_rows(const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& src, const Rows& rows,
+                 const Into& into) {
+  const auto k = src.extent(1);
   Kokkos::parallel_for(
-      "tessera::spmm_grid::rows", Kokkos::RangePolicy<ExecSpace>(0, out.extent(0)), KOKKOS_LAMBDA(const std::size_t r) {
-        for (std::size_t t = 0; t < k; ++t) out(r, t) = T{};
-        for (offset_type e = ptr(r); e < ptr(r + 1); ++e) {
-          const auto c = static_cast<std::size_t>(col(e));
-          const T v = val(e);
-          for (std::size_t t = 0; t < k; ++t) out(r, t) += v * halo(c, t);
+      "tessera::spmm_grid::gather_rows", Kokkos::RangePolicy<ExecSpace>(0, rows.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t t) {
+        const auto r = static_cast<std::size_t>(rows(t));
+        for (std::size_t v = 0; v < k; ++v) into(t, v) = src(r, v);
+      });
+  ExecSpace().fence();
+}
+
+/// src's rows rows(0), rows(1), ... written one after the other into host bytes (an exchange's
+/// buffer): by the space's own threads where they can write host memory, else gathered where
+/// src lives and copied once.
+template <class ExecSpace, class T, class MemorySpace, class Rows>
+void gather_rows_to_bytes(const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& src, const Rows& rows,
+                          std::byte* dst) {
+  using host_rows = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const host_rows out(reinterpret_cast<T*>(dst), rows.extent(0), src.extent(1));
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    gather_rows<ExecSpace, T, MemorySpace>(src, rows, out);
+  } else {
+    const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> packed(
+        Kokkos::view_alloc(std::string("tessera::spmm_grid::packed"), Kokkos::WithoutInitializing), rows.extent(0),
+        src.extent(1));
+    gather_rows<ExecSpace, T, MemorySpace>(src, rows, packed);
+    Kokkos::deep_copy(out, packed);
+  }
+}
+
+/// values(e) = from(at(e)): the share's values in the plan's order, read from A's storage.
+template <class ExecSpace, class T, class MemorySpace>
+[[nodiscard]] Kokkos::View<T*, MemorySpace> gather_values(const Kokkos::View<const T*, MemorySpace>& from,
+                                                         const Kokkos::View<const std::size_t*, MemorySpace>& at) {
+  const Kokkos::View<T*, MemorySpace> values(
+      Kokkos::view_alloc(std::string("tessera::spmm_grid::values"), Kokkos::WithoutInitializing), at.extent(0));
+  Kokkos::parallel_for(
+      "tessera::spmm_grid::values", Kokkos::RangePolicy<ExecSpace>(0, at.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t e) { values(e) = from(at(e)); });
+  ExecSpace().fence();
+  return values;
+}
+
+/// y(i, :) = the sum of arrived(source(s), :) over s in [ptr(i), ptr(i + 1)), added in that order
+/// (the senders' rank order), so Y does not depend on how the threads or the messages ran.
+template <class ExecSpace, class T, class MemorySpace>
+void sum_partial_rows(const Kokkos::View<const std::size_t*, MemorySpace>& ptr,
+                      const Kokkos::View<const std::size_t*, MemorySpace>& source,
+                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& arrived,
+                      const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y) {
+  const auto k = y.extent(1);
+  Kokkos::parallel_for(
+      "tessera::spmm_grid::sum_partial_rows", Kokkos::RangePolicy<ExecSpace>(0, y.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        for (std::size_t v = 0; v < k; ++v) y(i, v) = T{};
+        for (std::size_t s = ptr(i); s < ptr(i + 1); ++s) {
+          const auto from = source(s);
+          for (std::size_t v = 0; v < k; ++v) y(i, v) += arrived(from, v);
         }
       });
   ExecSpace().fence();
+}
+
+/// rows x k values that arrived in host bytes, as a View of `MemorySpace` (the bytes themselves
+/// where that space is the host's).
+template <class T, class MemorySpace>
+[[nodiscard]] Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace> rows_from_bytes(const std::vector<std::byte>& bytes,
+                                                                                       std::size_t rows, std::size_t k) {
+  using host_rows =
+      Kokkos::View<const T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  TESSERA_REQUIRE(bytes.size() == rows * k * sizeof(T), internal, "spmm: {} bytes arrived for {} rows of {} values",
+                  bytes.size(), rows, k);
+  const host_rows arrived(reinterpret_cast<const T*>(bytes.data()), rows, k);
+  return Kokkos::create_mirror_view_and_copy(MemorySpace{}, arrived);
 }
 
 }  // namespace tessera::detail
@@ -72,6 +135,13 @@ namespace tessera {
 /// structure may not.
 template <matrix_value T, matrix_policy PA, matrix_policy PX>
 class grid_spmm_plan {
+  static_assert(!tile_storage<typename PA::storage_type>,
+                "tessera::grid_spmm_plan reads A's entries through its storage's to_coo; a tile-stored A is "
+                "multiplied through its elements (to_elements, as spmm does)");
+  static_assert(std::same_as<typename PA::memory_space, typename PX::memory_space>,
+                "tessera::spmm of a grid-distributed A needs X and Y in A's memory space (the policies of A and of "
+                "X and Y name different Kokkos memory spaces; deep_copy X into a dist_dense of A's space first)");
+
  public:
   using x_mapping = typename PX::mapping_type;
   using exec = typename PA::execution_space;
@@ -102,26 +172,36 @@ class grid_spmm_plan {
         share_of_held.push_back(e);
       }
 
-    // The distinct columns, grouped by X's owner (ascending within an owner): the halo's order,
-    // so each owner's answer lands in one contiguous run of the halo.
+    // The distinct columns: each reads its row of X in place where this rank owns it, else from
+    // the halo, whose rows are grouped by owner (ascending within an owner) so each owner's
+    // answer lands in one contiguous run of it.
     std::vector<global_index> needed(share.cols.begin(), share.cols.end());
     std::sort(needed.begin(), needed.end());
     needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
-    std::vector<std::size_t> halo_of_needed(needed.size());
+    std::vector<std::uint8_t> source_local(needed.size(), 0);
+    std::vector<local_index> source_row(needed.size(), 0);
+    std::vector<local_index> serve_rows;
     {
-      std::vector<std::size_t> by_owner(needed.size());
-      std::iota(by_owner.begin(), by_owner.end(), std::size_t{0});
-      std::stable_sort(by_owner.begin(), by_owner.end(), [&](std::size_t u, std::size_t v) {
+      std::vector<std::size_t> remote;
+      for (std::size_t n = 0; n < needed.size(); ++n) {
+        if (x_rows_.row_owner(needed[n]) == me) {
+          source_local[n] = 1;
+          source_row[n] = static_cast<local_index>(x_rows_.local_row(needed[n]));
+        } else {
+          remote.push_back(n);
+        }
+      }
+      std::stable_sort(remote.begin(), remote.end(), [&](std::size_t u, std::size_t v) {
         return x_rows_.row_owner(needed[u]) < x_rows_.row_owner(needed[v]);
       });
-      for (std::size_t h = 0; h < by_owner.size(); ++h) halo_of_needed[by_owner[h]] = h;
-      halo_rows_ = needed.size();
+      for (std::size_t h = 0; h < remote.size(); ++h) source_row[remote[h]] = static_cast<local_index>(h);
+      halo_rows_ = remote.size();
       // Each owner learns the local rows of X it serves this rank, in halo order.
       bucket_builder<std::byte> asks(ranks);
-      for (std::size_t h : by_owner) asks.count(x_rows_.row_owner(needed[h]), sizeof(global_index));
+      for (std::size_t n : remote) asks.count(x_rows_.row_owner(needed[n]), sizeof(global_index));
       asks.allocate();
-      for (std::size_t h : by_owner)
-        std::memcpy(asks.claim(x_rows_.row_owner(needed[h]), sizeof(global_index)), &needed[h], sizeof(global_index));
+      for (std::size_t n : remote)
+        std::memcpy(asks.claim(x_rows_.row_owner(needed[n]), sizeof(global_index)), &needed[n], sizeof(global_index));
       const auto asked = backend.exchange(comm_, std::move(asks).finish());
       serve_offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
       for (int r = 0; r < ranks; ++r) {
@@ -129,47 +209,66 @@ class grid_spmm_plan {
         for (std::size_t at = 0; at < bucket.size(); at += sizeof(global_index)) {
           global_index j = 0;
           std::memcpy(&j, bucket.data() + at, sizeof j);
-          serve_rows_.push_back(static_cast<local_index>(x_rows_.local_row(j)));
+          serve_rows.push_back(static_cast<local_index>(x_rows_.local_row(j)));
         }
-        serve_offsets_[static_cast<std::size_t>(r) + 1] = serve_rows_.size();
+        serve_offsets_[static_cast<std::size_t>(r) + 1] = serve_rows.size();
       }
     }
 
-    // The share as CSR over its distinct rows, columns as halo positions, values as positions
-    // among the held entries (read again at every apply).
+    // The share as CSR over its distinct rows, columns as positions among the needed ones, values
+    // as positions among the held entries (read again at every apply).
     const auto grouped = detail::group_by_row(share);
     partial_rows_ = grouped.rows;
     std::vector<local_index> col(share.size());
-    value_of_.resize(share.size());
+    std::vector<std::size_t> value_of(share.size());
     for (std::size_t e = 0; e < share.size(); ++e) {
       const std::size_t s = grouped.order[e];
-      const auto n = static_cast<std::size_t>(std::lower_bound(needed.begin(), needed.end(), share.cols[s]) - needed.begin());
-      col[e] = static_cast<local_index>(halo_of_needed[n]);
-      value_of_[e] = share_of_held[s];
+      col[e] = static_cast<local_index>(std::lower_bound(needed.begin(), needed.end(), share.cols[s]) - needed.begin());
+      value_of[e] = share_of_held[s];
     }
+    std::vector<local_index> all_rows(partial_rows_.size());
+    std::iota(all_rows.begin(), all_rows.end(), local_index{0});
+    rows_ = to_view<local_index, mem>(all_rows, "tessera::spmm_grid::rows");
+    sources_ = {to_view<std::uint8_t, mem>(source_local, "tessera::spmm_grid::source_local"),
+                to_view<local_index, mem>(source_row, "tessera::spmm_grid::source_row")};
     ptr_ = to_view<offset_type, mem>(grouped.ptr, "tessera::spmm_grid::ptr");
     col_ = to_view<local_index, mem>(col, "tessera::spmm_grid::col");
+    value_of_ = to_view<std::size_t, mem>(value_of, "tessera::spmm_grid::value_of");
+    serve_rows_ = to_view<local_index, mem>(serve_rows, "tessera::spmm_grid::serve_rows");
 
     // Partial rows grouped by Y's owner; each owner learns which of its rows arrive from whom.
-    send_order_.resize(partial_rows_.size());
-    std::iota(send_order_.begin(), send_order_.end(), std::size_t{0});
-    std::stable_sort(send_order_.begin(), send_order_.end(), [&](std::size_t u, std::size_t v) {
+    std::vector<std::size_t> send_order(partial_rows_.size());
+    std::iota(send_order.begin(), send_order.end(), std::size_t{0});
+    std::stable_sort(send_order.begin(), send_order.end(), [&](std::size_t u, std::size_t v) {
       return y_rows_.row_owner(partial_rows_[u]) < y_rows_.row_owner(partial_rows_[v]);
     });
     send_counts_.assign(static_cast<std::size_t>(ranks), 0);
     for (global_index i : partial_rows_) ++send_counts_[static_cast<std::size_t>(y_rows_.row_owner(i))];
     bucket_builder<std::byte> tell(ranks);
-    for (std::size_t r : send_order_) tell.count(y_rows_.row_owner(partial_rows_[r]), sizeof(global_index));
+    for (std::size_t r : send_order) tell.count(y_rows_.row_owner(partial_rows_[r]), sizeof(global_index));
     tell.allocate();
-    for (std::size_t r : send_order_)
+    for (std::size_t r : send_order)
       std::memcpy(tell.claim(y_rows_.row_owner(partial_rows_[r]), sizeof(global_index)), &partial_rows_[r],
                   sizeof(global_index));
     const auto told = backend.exchange(comm_, std::move(tell).finish());
-    for (std::size_t at = 0; at < told.data.size(); at += sizeof(global_index)) {
+    send_rows_ = to_view<std::size_t, mem>(send_order, "tessera::spmm_grid::send_rows");
+
+    // What each local row of Y adds up: the partial rows that arrive for it, in arrival (rank) order.
+    const auto y_local_rows = static_cast<std::size_t>(y_rows_.extents(me).rows);
+    const std::size_t arrivals = told.data.size() / sizeof(global_index);
+    std::vector<std::size_t> sum_ptr(y_local_rows + 1, 0), row_of_arrival(arrivals);
+    for (std::size_t t = 0; t < arrivals; ++t) {
       global_index i = 0;
-      std::memcpy(&i, told.data.data() + at, sizeof i);
-      receive_rows_.push_back(static_cast<local_index>(y_rows_.local_row(i)));
+      std::memcpy(&i, told.data.data() + t * sizeof(global_index), sizeof i);
+      row_of_arrival[t] = static_cast<std::size_t>(y_rows_.local_row(i));
+      ++sum_ptr[row_of_arrival[t] + 1];
     }
+    std::partial_sum(sum_ptr.begin(), sum_ptr.end(), sum_ptr.begin());
+    std::vector<std::size_t> sources(arrivals), cursor(sum_ptr.begin(), sum_ptr.end() - 1);
+    for (std::size_t t = 0; t < arrivals; ++t) sources[cursor[row_of_arrival[t]]++] = t;
+    arrivals_ = arrivals;
+    sum_ptr_ = to_view<std::size_t, mem>(sum_ptr, "tessera::spmm_grid::sum_ptr");
+    sum_sources_ = to_view<std::size_t, mem>(sources, "tessera::spmm_grid::sum_sources");
   }
 
   /// Y = A * X (collective). Traffic counted under "spmm": k values per remote row of X fetched
@@ -177,70 +276,59 @@ class grid_spmm_plan {
   void apply(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x, dist_dense<T, PX>& y) const {
     const stats_scope scope(comm_, "spmm");
     const typename PA::backend_type backend{};
+    const exec space{};
     const int ranks = comm_.size();
     const auto k = static_cast<std::size_t>(k_);
-    const auto held = comm_.collectively([&] { return detail::held_triplets(a); });
+    // A's entries in the order the plan listed them (its storage's own order), values only read.
+    const auto held = PA::storage_type::to_coo(space, a.local());
     comm_.collectively([&] {
       detail::require_same_ranks("spmm", comm_, a.comm(), "A");
       detail::require_same_ranks("spmm", comm_, x.comm(), "X");
       detail::require_same_ranks("spmm", comm_, y.comm(), "Y");
-      TESSERA_REQUIRE(held.size() == held_entries(), invalid_argument,
+      TESSERA_REQUIRE(static_cast<std::size_t>(held.nnz()) == held_entries(), invalid_argument,
                       "spmm: A holds {} entries on rank {} but the plan was made for {}; a changed structure "
                       "needs a new plan",
-                      held.size(), comm_.rank(), held_entries());
+                      held.nnz(), comm_.rank(), held_entries());
     });
-    std::vector<T> values(value_of_.size());
-    for (std::size_t e = 0; e < values.size(); ++e) values[e] = held.values[value_of_[e]];
+    const auto values = detail::gather_values<exec, T, mem>(held.values, value_of_);
 
     // X's rows to the ranks that asked, in the order they asked.
-    const auto x_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x.local());
-    bucket_builder<std::byte> answers(ranks);
-    for (int r = 0; r < ranks; ++r)
-      answers.count(r, (serve_offsets_[static_cast<std::size_t>(r) + 1] - serve_offsets_[static_cast<std::size_t>(r)]) *
-                           k * sizeof(T));
-    answers.allocate();
-    for (int r = 0; r < ranks; ++r)
-      for (std::size_t s = serve_offsets_[static_cast<std::size_t>(r)]; s < serve_offsets_[static_cast<std::size_t>(r) + 1]; ++s) {
-        std::byte* to = answers.claim(r, k * sizeof(T));
-        if (k > 0) std::memcpy(to, &x_host(static_cast<std::size_t>(serve_rows_[s]), 0), k * sizeof(T));
-      }
-    const auto answered = backend.exchange(comm_, std::move(answers).finish());
+    buckets<std::byte> answers;
+    answers.offsets.resize(serve_offsets_.size());
+    for (std::size_t r = 0; r < serve_offsets_.size(); ++r) answers.offsets[r] = serve_offsets_[r] * k * sizeof(T);
+    answers.data.resize(answers.offsets.back());
+    detail::gather_rows_to_bytes<exec, T, mem>(x.local(), serve_rows_, answers.data.data());
+    const auto answered = backend.exchange(comm_, answers);
     // Answers arrive owner by owner in halo order: the halo is their concatenation.
-    Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> halo_host("tessera::spmm_grid::halo", halo_rows_, k);
-    if (!answered.data.empty()) std::memcpy(halo_host.data(), answered.data.data(), answered.data.size());
+    const auto halo = detail::rows_from_bytes<T, mem>(answered.data, halo_rows_, k);
 
-    Kokkos::View<T**, Kokkos::LayoutRight, mem> partial("tessera::spmm_grid::partial", partial_rows_.size(), k);
-    if (!partial_rows_.empty()) {
-      const auto halo = Kokkos::create_mirror_view_and_copy(mem{}, halo_host);
-      detail::multiply_rows<exec, T, mem>(ptr_, col_, to_view<T, mem>(values, "tessera::spmm_grid::val"), halo, partial);
-    }
-    const auto partial_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, partial);
+    const Kokkos::View<T**, Kokkos::LayoutRight, mem> partial(
+        Kokkos::view_alloc(std::string("tessera::spmm_grid::partial"), Kokkos::WithoutInitializing),
+        partial_rows_.size(), k);
+    // The node-local kernel of the 1-D product: own rows of X read in place, the rest from the halo.
+    kernels::spmm_rows<exec, T, mem>(space, rows_, ptr_, col_, values, sources_, x.local(), halo, partial);
+    space.fence();
 
     // Partial rows to Y's owners (values only: the owners know the rows), added in rank order so
     // the result does not depend on arrival order.
-    bucket_builder<std::byte> sums(ranks);
-    for (int r = 0; r < ranks; ++r) sums.count(r, send_counts_[static_cast<std::size_t>(r)] * k * sizeof(T));
-    sums.allocate();
-    for (std::size_t r : send_order_) {
-      std::byte* at = sums.claim(y_rows_.row_owner(partial_rows_[r]), k * sizeof(T));
-      if (k > 0) std::memcpy(at, &partial_host(r, 0), k * sizeof(T));
-    }
-    const auto summed = backend.exchange(comm_, std::move(sums).finish());
-    Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> y_host("tessera::spmm_grid::y", y.local().extent(0), k);
-    std::vector<T> row(k);
-    for (std::size_t t = 0; t < receive_rows_.size(); ++t) {
-      const auto li = static_cast<std::size_t>(receive_rows_[t]);
-      if (k > 0) std::memcpy(row.data(), summed.data.data() + t * k * sizeof(T), k * sizeof(T));
-      for (std::size_t v = 0; v < k; ++v) y_host(li, v) += row[v];
-    }
-    Kokkos::deep_copy(y.local(), y_host);
+    buckets<std::byte> sums;
+    sums.offsets.assign(static_cast<std::size_t>(ranks) + 1, 0);
+    for (int r = 0; r < ranks; ++r)
+      sums.offsets[static_cast<std::size_t>(r) + 1] =
+          sums.offsets[static_cast<std::size_t>(r)] + send_counts_[static_cast<std::size_t>(r)] * k * sizeof(T);
+    sums.data.resize(sums.offsets.back());
+    detail::gather_rows_to_bytes<exec, T, mem>(partial, send_rows_, sums.data.data());
+    const auto summed = backend.exchange(comm_, sums);
+    detail::sum_partial_rows<exec, T, mem>(sum_ptr_, sum_sources_, detail::rows_from_bytes<T, mem>(summed.data, arrivals_, k),
+                                           y.local());
   }
 
   /// Whether this plan is the one for X and Y on these row distributions with k columns.
   [[nodiscard]] bool fits(const x_mapping& x_rows, const x_mapping& y_rows, global_index k) const {
     return k == k_ && x_rows == x_rows_ && y_rows == y_rows_;
   }
-  /// Rows of X this rank receives per product (its own included), and partial rows of Y it sends.
+  /// Rows of X this rank receives from others per product (its own it reads in place), and partial
+  /// rows of Y it makes (those of rows it owns stay here).
   [[nodiscard]] std::size_t halo_rows() const noexcept { return halo_rows_; }
   [[nodiscard]] std::size_t partial_rows() const noexcept { return partial_rows_.size(); }
 
@@ -252,15 +340,19 @@ class grid_spmm_plan {
   global_index k_ = 0;
   std::size_t held_entries_ = 0;
   std::size_t halo_rows_ = 0;
-  std::vector<local_index> serve_rows_;      // local rows of X this rank sends, grouped by requester
   std::vector<std::size_t> serve_offsets_;   // per requester + 1
+  Kokkos::View<local_index*, mem> serve_rows_;  // local rows of X this rank sends, grouped by requester
   std::vector<global_index> partial_rows_;   // the share's distinct rows, ascending
-  std::vector<std::size_t> value_of_;        // per CSR entry: its position among the held entries
+  Kokkos::View<std::size_t*, mem> value_of_;  // per CSR entry: its position among the held entries
+  Kokkos::View<local_index*, mem> rows_;     // 0, 1, ...: every partial row
   Kokkos::View<offset_type*, mem> ptr_;
   Kokkos::View<local_index*, mem> col_;
-  std::vector<std::size_t> send_order_;      // partial rows grouped by Y's owner
+  kernels::column_sources<mem> sources_;     // per needed column: X's own block or the halo, and which row
+  Kokkos::View<std::size_t*, mem> send_rows_;  // partial rows grouped by Y's owner
   std::vector<std::size_t> send_counts_;     // per Y owner
-  std::vector<local_index> receive_rows_;    // local rows of Y, in the order their partial rows arrive
+  std::size_t arrivals_ = 0;                 // partial rows of Y received per product
+  Kokkos::View<std::size_t*, mem> sum_ptr_;      // per local row of Y: its arrivals ...
+  Kokkos::View<std::size_t*, mem> sum_sources_;  // ... as positions in arrival (rank) order
 };
 
 /// The plan for A * X into Y, made on first use and kept in A.plan_cache() (collective).
