@@ -258,12 +258,15 @@ TEST_CASE_TEMPLATE("spmm and transpose on block_cyclic_2d on every grid", B, mpi
       test::require_equal(t, test::transposed(ra));
       CHECK(t.mapping().grid() == process_grid{grid.q, grid.p});
       test::require_equal(transpose(t), ra);
-      dist_dense<double, policy<row_block, csr, B>> x(comm, 26, 2);
-      x.fill([](global_index i, global_index j) { return static_cast<double>((i * 3 + j) % 5); });
-      const auto y = spmm(da, x);
-      const auto got = y.gather_to_root();
-      if (comm.rank() == 0)
-        CHECK(*got == dense_product(ra, 2, [](global_index i, global_index v) { return static_cast<double>((i * 3 + v) % 5); }));
+      // Widths of the kernel's fixed-size paths (2, 32), its generic one (5) and none at all (0).
+      for (const global_index k : {2, 5, 32, 0}) {
+        INFO("k " << k);
+        const auto x_value = [](global_index i, global_index v) { return static_cast<double>((i * 3 + v) % 5); };
+        dist_dense<double, policy<row_block, csr, B>> x(comm, 26, k);
+        x.fill(x_value);
+        const auto got = spmm(da, x).gather_to_root();
+        if (comm.rank() == 0) CHECK(*got == dense_product(ra, k, x_value));
+      }
     }
 }
 
