@@ -107,6 +107,12 @@ struct mpi_rma {
   buckets<T> exchange(const communicator& comm, const buckets<T>& outgoing) const {
     return personalised_exchange(comm, outgoing);
   }
+  /// The same exchange when both sides know the sizes (see personalised_exchange_planned).
+  template <class T>
+  buckets<T> exchange_planned(const communicator& comm, const buckets<T>& outgoing,
+                              const std::vector<std::size_t>& incoming_offsets) const {
+    return personalised_exchange_planned(comm, outgoing, incoming_offsets);
+  }
   /// The same exchange started now and finished by the caller (see pending_exchange).
   template <class T>
   pending_exchange<T> start_exchange(const communicator& comm, buckets<T> outgoing) const {

@@ -20,26 +20,16 @@ namespace detail {
 inline constexpr int exchange_tag = 0x7e55;
 inline constexpr std::size_t exchange_chunk_bytes = std::size_t{1} << 30;
 
-/// Agrees the sizes (one MPI_Alltoall), sizes `incoming`, copies this rank's own bucket and posts
-/// every receive and send into `requests`; counts the traffic. `outgoing` and `incoming` must
-/// stay where they are until the requests complete.
+/// Posts every receive and send of an exchange whose incoming sizes are already in
+/// `incoming.offsets` (sizes `incoming.data`), and copies this rank's own bucket; counts the
+/// payload. `outgoing` and `incoming` must stay where they are until the requests complete.
 template <class T>
-void post_personalised_exchange(const communicator& comm, const buckets<T>& outgoing, buckets<T>& incoming,
-                                std::vector<MPI_Request>& requests) {
+void post_sized_exchange(const communicator& comm, const buckets<T>& outgoing, buckets<T>& incoming,
+                         std::vector<MPI_Request>& requests) {
   const int p = comm.size();
   const int me = comm.rank();
-  TESSERA_REQUIRE(outgoing.num_ranks() == p, internal, "exchange: {} buckets for {} ranks", outgoing.num_ranks(), p);
-
-  std::vector<std::uint64_t> send_counts(static_cast<std::size_t>(p)), recv_counts(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) send_counts[static_cast<std::size_t>(r)] = outgoing.bucket(r).size();
-  TESSERA_MPI(MPI_Alltoall(send_counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm.get()));
-
-  incoming.offsets.assign(static_cast<std::size_t>(p) + 1, 0);
-  for (int r = 0; r < p; ++r)
-    incoming.offsets[static_cast<std::size_t>(r) + 1] = incoming.offsets[static_cast<std::size_t>(r)] + recv_counts[static_cast<std::size_t>(r)];
   incoming.data.resize(incoming.offsets.back());
-
-  std::uint64_t messages = static_cast<std::uint64_t>(p - 1), bytes = 8ull * static_cast<std::uint64_t>(p - 1);
+  std::uint64_t messages = 0, bytes = 0;
   auto chunked = [&](auto* base, std::size_t count, int peer, bool sending) {
     auto* raw = reinterpret_cast<std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(base)>>, const std::byte*, std::byte*>>(base);
     std::size_t remaining = count * sizeof(T);
@@ -67,6 +57,25 @@ void post_personalised_exchange(const communicator& comm, const buckets<T>& outg
   std::copy(outgoing.bucket(me).begin(), outgoing.bucket(me).end(), incoming.bucket(me).begin());
   comm.stats().record(messages, bytes);
 }
+
+/// Agrees the sizes (one MPI_Alltoall, counted: P-1 messages of 8 bytes), then posts the
+/// exchange (post_sized_exchange).
+template <class T>
+void post_personalised_exchange(const communicator& comm, const buckets<T>& outgoing, buckets<T>& incoming,
+                                std::vector<MPI_Request>& requests) {
+  const int p = comm.size();
+  TESSERA_REQUIRE(outgoing.num_ranks() == p, internal, "exchange: {} buckets for {} ranks", outgoing.num_ranks(), p);
+
+  std::vector<std::uint64_t> send_counts(static_cast<std::size_t>(p)), recv_counts(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) send_counts[static_cast<std::size_t>(r)] = outgoing.bucket(r).size();
+  TESSERA_MPI(MPI_Alltoall(send_counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm.get()));
+  comm.stats().record(static_cast<std::uint64_t>(p - 1), 8ull * static_cast<std::uint64_t>(p - 1));
+
+  incoming.offsets.assign(static_cast<std::size_t>(p) + 1, 0);
+  for (int r = 0; r < p; ++r)
+    incoming.offsets[static_cast<std::size_t>(r) + 1] = incoming.offsets[static_cast<std::size_t>(r)] + recv_counts[static_cast<std::size_t>(r)];
+  post_sized_exchange(comm, outgoing, incoming, requests);
+}
 }  // namespace detail
 
 /// Two-sided personalised exchange (collective).
@@ -80,6 +89,27 @@ buckets<T> personalised_exchange(const communicator& comm, const buckets<T>& out
   buckets<T> incoming;
   std::vector<MPI_Request> requests;
   detail::post_personalised_exchange(comm, outgoing, incoming, requests);
+  if (!requests.empty())
+    TESSERA_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  return incoming;
+}
+
+/// A personalised exchange whose sizes both sides know already (collective): what a plan made
+/// once, so each later exchange skips the size all-to-all and its P-1 messages per rank.
+///
+/// `incoming_offsets` (P + 1 entries) are the offsets the result will have: bucket r holds
+/// exactly what rank r sends this rank, which the caller guarantees (a plan that told every
+/// sender what to send). Traffic counted: the payload messages only.
+template <class T>
+buckets<T> personalised_exchange_planned(const communicator& comm, const buckets<T>& outgoing,
+                                         const std::vector<std::size_t>& incoming_offsets) {
+  TESSERA_REQUIRE(outgoing.num_ranks() == comm.size() && incoming_offsets.size() == outgoing.offsets.size(), internal,
+                  "exchange: {} buckets and {} incoming offsets for {} ranks", outgoing.num_ranks(),
+                  incoming_offsets.size(), comm.size());
+  buckets<T> incoming;
+  incoming.offsets = incoming_offsets;
+  std::vector<MPI_Request> requests;
+  detail::post_sized_exchange(comm, outgoing, incoming, requests);
   if (!requests.empty())
     TESSERA_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
   return incoming;

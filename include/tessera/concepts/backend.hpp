@@ -20,7 +20,9 @@
 ///  - messages(): the conveyor behind mailbox<Record> (push a record, a handler
 ///    runs at the destination, a collective drain);
 ///  - exchange(comm, buckets): the bulk personalised all-to-all;
-///  - optionally start_exchange(comm, buckets): the same, finished later (starts_exchanges).
+///  - optionally start_exchange(comm, buckets): the same, finished later (starts_exchanges);
+///  - optionally exchange_planned(comm, buckets, incoming offsets): the same when both sides
+///    know the sizes already, without the size all-to-all (exchanges_planned).
 
 #include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
@@ -36,6 +38,7 @@
 #include <span>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tessera {
 
@@ -126,6 +129,35 @@ template <communication_backend B>
     return backend.start_exchange(comm, std::move(outgoing));
   else
     return pending_exchange<std::byte>::arrived(backend.exchange(comm, outgoing));
+}
+
+/// Optional: a backend that exchanges buckets whose sizes both sides know already (a plan's)
+/// without agreeing them again, saving P - 1 size messages per rank and exchange. A backend
+/// without it still runs every plan: exchange_planned below exchanges as usual and checks that
+/// the sizes are the ones planned.
+template <class B>
+concept exchanges_planned = requires(const B& backend, const communicator& comm, const buckets<std::byte>& outgoing,
+                                     const std::vector<std::size_t>& incoming_offsets) {
+  { backend.exchange_planned(comm, outgoing, incoming_offsets) } -> std::same_as<buckets<std::byte>>;
+};
+
+/// Collective: exchanges `outgoing` through `backend` when every rank knows what it will receive
+/// (`incoming_offsets`, P + 1 entries: bucket r of the result holds exactly what rank r sends).
+template <communication_backend B>
+[[nodiscard]] buckets<std::byte> exchange_planned(const B& backend, const communicator& comm,
+                                                  const buckets<std::byte>& outgoing,
+                                                  const std::vector<std::size_t>& incoming_offsets) {
+  if constexpr (exchanges_planned<B>) {
+    return backend.exchange_planned(comm, outgoing, incoming_offsets);
+  } else {
+    auto incoming = backend.exchange(comm, outgoing);
+    comm.collectively([&] {
+      TESSERA_REQUIRE(incoming.offsets == incoming_offsets, internal,
+                      "exchange: rank {} received {} bytes where its plan expected {}", comm.rank(),
+                      incoming.data.size(), incoming_offsets.empty() ? 0 : incoming_offsets.back());
+    });
+    return incoming;
+  }
 }
 
 /// Optional: a backend whose one-sided operations complete without the target

@@ -16,6 +16,7 @@
 
 #include "../../comm/buckets.hpp"
 #include "../../comm/communicator.hpp"
+#include "../../concepts/backend.hpp"
 #include "../../concepts/distribution.hpp"
 #include "../../concepts/storage.hpp"
 #include "../../core/error.hpp"
@@ -131,8 +132,9 @@ namespace tessera {
 /// of their rows this rank needs and Y's owners which partial rows they will receive (8 bytes per
 /// remote row, two exchanges). An apply then moves values only: X's rows from their owners in one
 /// exchange (k values each), the local product, and the partial rows of Y to their owners in one
-/// more (k values each), added in rank order. A's values may change between applies; its
-/// structure may not.
+/// more (k values each), added in rank order. Both sides know every size from the plan, so the
+/// applies' exchanges skip the size all-to-all where the backend can (exchanges_planned). A's
+/// values may change between applies; its structure may not.
 template <matrix_value T, matrix_policy PA, matrix_policy PX>
 class grid_spmm_plan {
   static_assert(!tile_storage<typename PA::storage_type>,
@@ -196,6 +198,11 @@ class grid_spmm_plan {
       });
       for (std::size_t h = 0; h < remote.size(); ++h) source_row[remote[h]] = static_cast<local_index>(h);
       halo_rows_ = remote.size();
+      // Where each owner's answer will land, in bytes: the sizes every apply's exchange knows.
+      halo_offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
+      for (std::size_t n : remote) ++halo_offsets_[static_cast<std::size_t>(x_rows_.row_owner(needed[n])) + 1];
+      std::partial_sum(halo_offsets_.begin(), halo_offsets_.end(), halo_offsets_.begin());
+      for (auto& at : halo_offsets_) at *= static_cast<std::size_t>(k_) * sizeof(T);
       // Each owner learns the local rows of X it serves this rank, in halo order.
       bucket_builder<std::byte> asks(ranks);
       for (std::size_t n : remote) asks.count(x_rows_.row_owner(needed[n]), sizeof(global_index));
@@ -267,6 +274,9 @@ class grid_spmm_plan {
     std::vector<std::size_t> sources(arrivals), cursor(sum_ptr.begin(), sum_ptr.end() - 1);
     for (std::size_t t = 0; t < arrivals; ++t) sources[cursor[row_of_arrival[t]]++] = t;
     arrivals_ = arrivals;
+    arrival_offsets_.resize(told.offsets.size());
+    for (std::size_t r = 0; r < told.offsets.size(); ++r)
+      arrival_offsets_[r] = told.offsets[r] / sizeof(global_index) * static_cast<std::size_t>(k_) * sizeof(T);
     sum_ptr_ = to_view<std::size_t, mem>(sum_ptr, "tessera::spmm_grid::sum_ptr");
     sum_sources_ = to_view<std::size_t, mem>(sources, "tessera::spmm_grid::sum_sources");
   }
@@ -298,7 +308,7 @@ class grid_spmm_plan {
     for (std::size_t r = 0; r < serve_offsets_.size(); ++r) answers.offsets[r] = serve_offsets_[r] * k * sizeof(T);
     answers.data.resize(answers.offsets.back());
     detail::gather_rows_to_bytes<exec, T, mem>(x.local(), serve_rows_, answers.data.data());
-    const auto answered = backend.exchange(comm_, answers);
+    const auto answered = exchange_planned(backend, comm_, answers, halo_offsets_);
     // Answers arrive owner by owner in halo order: the halo is their concatenation.
     const auto halo = detail::rows_from_bytes<T, mem>(answered.data, halo_rows_, k);
 
@@ -318,7 +328,7 @@ class grid_spmm_plan {
           sums.offsets[static_cast<std::size_t>(r)] + send_counts_[static_cast<std::size_t>(r)] * k * sizeof(T);
     sums.data.resize(sums.offsets.back());
     detail::gather_rows_to_bytes<exec, T, mem>(partial, send_rows_, sums.data.data());
-    const auto summed = backend.exchange(comm_, sums);
+    const auto summed = exchange_planned(backend, comm_, sums, arrival_offsets_);
     detail::sum_partial_rows<exec, T, mem>(sum_ptr_, sum_sources_, detail::rows_from_bytes<T, mem>(summed.data, arrivals_, k),
                                            y.local());
   }
@@ -351,6 +361,8 @@ class grid_spmm_plan {
   Kokkos::View<std::size_t*, mem> send_rows_;  // partial rows grouped by Y's owner
   std::vector<std::size_t> send_counts_;     // per Y owner
   std::size_t arrivals_ = 0;                 // partial rows of Y received per product
+  std::vector<std::size_t> halo_offsets_;    // per owner of X + 1: bytes of its answer in the halo
+  std::vector<std::size_t> arrival_offsets_;  // per sender + 1: bytes of its partial rows of Y
   Kokkos::View<std::size_t*, mem> sum_ptr_;      // per local row of Y: its arrivals ...
   Kokkos::View<std::size_t*, mem> sum_sources_;  // ... as positions in arrival (rank) order
 };
