@@ -266,17 +266,17 @@ def spmm_row_block(m, ranks: int, k: int) -> tuple[float, float]:
 
 def spmm_grid(m, ranks: int, k: int, aligned: bool = False) -> tuple[float, float]:
     """2-D, one product through the plan (grid_spmm_plan): 8 k per remote row of X fetched and per
-    remote partial row of Y sent, two personalised exchanges. X and Y on row_block: an owner is
-    another rank but 1 time in P. Laid out along the grid (grid_aligned_rows): X's rows come from
-    the p ranks of the grid column (1 in p is this rank's), Y's go to the q of the grid row."""
+    remote partial row of Y sent, two personalised exchanges whose sizes the plan knows (no size
+    messages: exchange_planned). X and Y on row_block: an owner is another rank but 1 time in P.
+    Laid out along the grid (grid_aligned_rows): X's rows come from the p ranks of the grid column
+    (1 in p is this rank's), Y's go to the q of the grid row."""
     p, q = squarest(ranks)
     named, rows = m.touch_2d(p, q)
     x_remote, y_remote = ((1 - 1 / p), (1 - 1 / q)) if aligned else ((1 - 1 / ranks), (1 - 1 / ranks))
-    size_bytes, size_messages = size_exchanges(ranks, 2)
     data = 8 * k * (named * x_remote + rows * y_remote)
     x_peers = min(p - 1, spread(named * x_remote, ranks)) if aligned else spread(named * x_remote, ranks)
     y_peers = min(q - 1, spread(rows * y_remote, ranks)) if aligned else spread(rows * y_remote, ranks)
-    return data + size_bytes, x_peers + y_peers + size_messages
+    return data, x_peers + y_peers
 
 
 def transpose_row_block(m, ranks: int) -> tuple[float, float]:
