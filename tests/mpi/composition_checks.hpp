@@ -5,7 +5,9 @@
 #pragma once
 #include "test_support.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -15,6 +17,20 @@ using namespace tessera;
 using test::make_entries;
 using test::random_entries;
 using test::share;
+
+// A user's backend with exactly the bulk exchange the concept asks for: one exchange of bytes (it
+// hides mpi_rma's exchange of any record type), and neither of the optional start_exchange and
+// exchange_planned. Every operation must run on it.
+struct bytes_only_backend : mpi_rma {
+  static constexpr std::string_view name() { return "bytes_only"; }
+  [[nodiscard]] buckets<std::byte> exchange(const communicator& comm, const buckets<std::byte>& outgoing) const {
+    return personalised_exchange(comm, outgoing);
+  }
+  void start_exchange() const = delete;
+  void exchange_planned() const = delete;
+};
+static_assert(communication_backend<bytes_only_backend> && !starts_exchanges<bytes_only_backend> &&
+              !exchanges_planned<bytes_only_backend>);
 
 std::vector<double> dense_of(const random_entries& e) {
   std::vector<double> d(static_cast<std::size_t>(e.rows * e.cols), 0.0);

@@ -27,7 +27,7 @@ TEST_CASE_TEMPLATE("every operation on every whole-row distribution x storage x 
 
 TEST_CASE_TEMPLATE("the user's storage and backend compose with the built-ins and with each other", P,
                    policy<row_block, sliced_ell, mpi_rma>, policy<row_block, csr, tracing<>>,
-                   policy<row_cyclic, sliced_ell, tracing<aggregator>>) {
+                   policy<row_cyclic, sliced_ell, tracing<aggregator>>, policy<row_block, coo, bytes_only_backend>) {
   check_shapes<P>();
 }
 

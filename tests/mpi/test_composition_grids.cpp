@@ -21,6 +21,10 @@ TEST_CASE_TEMPLATE("every operation on this grid distribution x storage x backen
   check_grid_shapes<P>();
 }
 
+TEST_CASE("the grid operations on a user's backend with only the concept's exchange of bytes") {
+  check_grid_shapes<policy<grid_distribution, csr, bytes_only_backend>>();
+}
+
 TEST_CASE("the grid operations on progress ranks" * doctest::skip(!test::progress_ranks_requested())) {
   using storage = std::conditional_t<std::is_same_v<grid_distribution, block_cyclic_2d>, csc, csr>;
   check_grid_shapes<policy<grid_distribution, storage, progress_rank>>();

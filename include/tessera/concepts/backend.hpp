@@ -35,8 +35,10 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -110,6 +112,33 @@ concept communication_backend =
       { B::name() } -> std::convertible_to<std::string_view>;
       { backend.exchange(comm, outgoing) } -> std::same_as<buckets<std::byte>>;
     };
+
+/// Collective: exchanges records of any trivially copyable type through `backend`: by its own
+/// exchange of such records where it has one (the built-ins' is a template), else as bytes
+/// through the exchange(comm, buckets<std::byte>) the concept asks for, so a backend with only
+/// that runs every algorithm. Bucket r of the result came from rank r.
+template <communication_backend B, class T>
+  requires std::is_trivially_copyable_v<T>
+[[nodiscard]] buckets<T> exchange_records(const B& backend, const communicator& comm, const buckets<T>& outgoing) {
+  if constexpr (requires {
+                  { backend.exchange(comm, outgoing) } -> std::same_as<buckets<T>>;
+                }) {
+    return backend.exchange(comm, outgoing);
+  } else {
+    buckets<std::byte> bytes;
+    bytes.offsets.resize(outgoing.offsets.size());
+    for (std::size_t r = 0; r < outgoing.offsets.size(); ++r) bytes.offsets[r] = outgoing.offsets[r] * sizeof(T);
+    bytes.data.resize(outgoing.data.size() * sizeof(T));
+    if (!outgoing.data.empty()) std::memcpy(bytes.data.data(), outgoing.data.data(), bytes.data.size());
+    const buckets<std::byte> arrived = backend.exchange(comm, bytes);
+    buckets<T> incoming;
+    incoming.offsets.resize(arrived.offsets.size());
+    for (std::size_t r = 0; r < arrived.offsets.size(); ++r) incoming.offsets[r] = arrived.offsets[r] / sizeof(T);
+    incoming.data.resize(arrived.data.size() / sizeof(T));
+    if (!arrived.data.empty()) std::memcpy(incoming.data.data(), arrived.data.data(), incoming.data.size() * sizeof(T));
+    return incoming;
+  }
+}
 
 /// Optional: a backend that can start a bulk exchange and let the caller finish it later, so the
 /// algorithms overlap the next exchange with the current computation (the stages of the grid

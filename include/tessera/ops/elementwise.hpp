@@ -5,6 +5,7 @@
 /// every local block has a `values` View, and to_coo/from_coo for the rest.
 
 #include "../comm/communicator.hpp"
+#include "../concepts/backend.hpp"
 #include "../core/combine.hpp"
 #include "../core/error.hpp"
 #include "../comm/buckets.hpp"
@@ -266,7 +267,7 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
   for (const auto& [col, value] : partial) outgoing.count(out.mapping().row_owner(col));
   outgoing.allocate();
   for (const auto& [col, value] : partial) outgoing.push(out.mapping().row_owner(col), record{col, value});
-  const auto incoming = typename Policy::backend_type{}.exchange(a.comm(), std::move(outgoing).finish());
+  const auto incoming = exchange_records(typename Policy::backend_type{}, a.comm(), std::move(outgoing).finish());
   a.comm().collectively([&] {
     auto host = Kokkos::create_mirror_view(out.local());
     std::vector<bool> seen(host.extent(0), false);

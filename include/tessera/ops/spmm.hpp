@@ -10,6 +10,7 @@
 
 #include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
+#include "../concepts/backend.hpp"
 #include "../comm/mpi_memory.hpp"
 #include "../comm/request.hpp"
 #include "../comm/segment.hpp"
@@ -428,7 +429,7 @@ class spmm_plan {
         for (local_index r = 0; r < runs_[i].count; ++r) request.push(static_cast<int>(o), runs_[i].first_row + r);
     }
     const typename Policy::backend_type backend{};
-    const auto asked = backend.exchange(comm_, std::move(request).finish());
+    const auto asked = exchange_records(backend, comm_, std::move(request).finish());
     // Owner: X staged whole at 0 if anyone reads it directly, then one block per packing requester.
     for (int r = 0; r < p; ++r) {
       const auto b = asked.bucket(r);
@@ -449,7 +450,7 @@ class spmm_plan {
       reply.push(r, static_cast<std::uint64_t>(packed_base_ + pack_rows_.size() * k));
       pack_rows_.insert(pack_rows_.end(), b.begin() + 1, b.end());
     }
-    const auto where = backend.exchange(comm_, std::move(reply).finish());
+    const auto where = exchange_records(backend, comm_, std::move(reply).finish());
     // Requester: one get per packing owner, at the offset it answered.
     std::vector<run> merged;
     for (std::size_t i = 0; i < runs_.size(); ++i) {

@@ -11,6 +11,7 @@
 
 #include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
+#include "../concepts/backend.hpp"
 #include "../concepts/distribution.hpp"
 #include "../core/combine.hpp"
 #include "../core/error.hpp"
@@ -99,7 +100,7 @@ class transpose_plan {
       if (r != me) moved_ += order[static_cast<std::size_t>(r)].size();
       send_offsets_.push_back(send_order_.size());
     }
-    const auto arrived = typename Policy::backend_type{}.exchange(comm, std::move(outgoing).finish());
+    const auto arrived = exchange_records(typename Policy::backend_type{}, comm, std::move(outgoing).finish());
 
     // A^T's structure as CSR, and the position of every arriving value in it.
     triplets<T> structure;
@@ -139,7 +140,7 @@ class transpose_plan {
     outgoing.offsets = send_offsets_;
     outgoing.data.resize(send_order_.size());
     for (std::size_t k = 0; k < send_order_.size(); ++k) outgoing.data[k] = vals(send_order_[k]);
-    const auto arrived = typename Policy::backend_type{}.exchange(comm, outgoing);
+    const auto arrived = exchange_records(typename Policy::backend_type{}, comm, outgoing);
     Kokkos::View<T*, memory_space> result_values(
         Kokkos::view_alloc(std::string("tessera::transpose_plan::values"), Kokkos::WithoutInitializing),
         position_.size());
