@@ -113,6 +113,29 @@ concept communication_backend =
       { backend.exchange(comm, outgoing) } -> std::same_as<buckets<std::byte>>;
     };
 
+namespace detail {
+/// Records as bytes (offsets in bytes), and back: how typed records cross a backend that
+/// exchanges bytes only.
+template <class T>
+[[nodiscard]] buckets<std::byte> records_as_bytes(const buckets<T>& records) {
+  buckets<std::byte> bytes;
+  bytes.offsets.resize(records.offsets.size());
+  for (std::size_t r = 0; r < records.offsets.size(); ++r) bytes.offsets[r] = records.offsets[r] * sizeof(T);
+  bytes.data.resize(records.data.size() * sizeof(T));
+  if (!records.data.empty()) std::memcpy(bytes.data.data(), records.data.data(), bytes.data.size());
+  return bytes;
+}
+template <class T>
+[[nodiscard]] buckets<T> records_from_bytes(const buckets<std::byte>& bytes) {
+  buckets<T> records;
+  records.offsets.resize(bytes.offsets.size());
+  for (std::size_t r = 0; r < bytes.offsets.size(); ++r) records.offsets[r] = bytes.offsets[r] / sizeof(T);
+  records.data.resize(bytes.data.size() / sizeof(T));
+  if (!records.data.empty()) std::memcpy(records.data.data(), bytes.data.data(), records.data.size() * sizeof(T));
+  return records;
+}
+}  // namespace detail
+
 /// Collective: exchanges records of any trivially copyable type through `backend`: by its own
 /// exchange of such records where it has one (the built-ins' is a template), else as bytes
 /// through the exchange(comm, buckets<std::byte>) the concept asks for, so a backend with only
@@ -122,22 +145,10 @@ template <communication_backend B, class T>
 [[nodiscard]] buckets<T> exchange_records(const B& backend, const communicator& comm, const buckets<T>& outgoing) {
   if constexpr (requires {
                   { backend.exchange(comm, outgoing) } -> std::same_as<buckets<T>>;
-                }) {
+                })
     return backend.exchange(comm, outgoing);
-  } else {
-    buckets<std::byte> bytes;
-    bytes.offsets.resize(outgoing.offsets.size());
-    for (std::size_t r = 0; r < outgoing.offsets.size(); ++r) bytes.offsets[r] = outgoing.offsets[r] * sizeof(T);
-    bytes.data.resize(outgoing.data.size() * sizeof(T));
-    if (!outgoing.data.empty()) std::memcpy(bytes.data.data(), outgoing.data.data(), bytes.data.size());
-    const buckets<std::byte> arrived = backend.exchange(comm, bytes);
-    buckets<T> incoming;
-    incoming.offsets.resize(arrived.offsets.size());
-    for (std::size_t r = 0; r < arrived.offsets.size(); ++r) incoming.offsets[r] = arrived.offsets[r] / sizeof(T);
-    incoming.data.resize(arrived.data.size() / sizeof(T));
-    if (!arrived.data.empty()) std::memcpy(incoming.data.data(), arrived.data.data(), incoming.data.size() * sizeof(T));
-    return incoming;
-  }
+  else
+    return detail::records_from_bytes<T>(backend.exchange(comm, detail::records_as_bytes(outgoing)));
 }
 
 /// Optional: a backend that can start a bulk exchange and let the caller finish it later, so the
@@ -171,18 +182,26 @@ concept exchanges_planned = requires(const B& backend, const communicator& comm,
 };
 
 /// Collective: exchanges `outgoing` through `backend` when every rank knows what it will receive
-/// (`incoming_offsets`, P + 1 entries: bucket r of the result holds exactly what rank r sends).
-template <communication_backend B>
-[[nodiscard]] buckets<std::byte> exchange_planned(const B& backend, const communicator& comm,
-                                                  const buckets<std::byte>& outgoing,
-                                                  const std::vector<std::size_t>& incoming_offsets) {
-  if constexpr (exchanges_planned<B>) {
+/// (`incoming_offsets`, P + 1 entries, in records: bucket r of the result holds exactly what rank
+/// r sends). Records of any trivially copyable type, as exchange_records.
+template <communication_backend B, class T>
+  requires std::is_trivially_copyable_v<T>
+[[nodiscard]] buckets<T> exchange_planned(const B& backend, const communicator& comm, const buckets<T>& outgoing,
+                                          const std::vector<std::size_t>& incoming_offsets) {
+  if constexpr (requires {
+                  { backend.exchange_planned(comm, outgoing, incoming_offsets) } -> std::same_as<buckets<T>>;
+                }) {
     return backend.exchange_planned(comm, outgoing, incoming_offsets);
+  } else if constexpr (exchanges_planned<B>) {
+    std::vector<std::size_t> incoming_bytes(incoming_offsets);
+    for (auto& at : incoming_bytes) at *= sizeof(T);
+    return detail::records_from_bytes<T>(
+        backend.exchange_planned(comm, detail::records_as_bytes(outgoing), incoming_bytes));
   } else {
-    auto incoming = backend.exchange(comm, outgoing);
+    auto incoming = exchange_records(backend, comm, outgoing);
     comm.collectively([&] {
       TESSERA_REQUIRE(incoming.offsets == incoming_offsets, internal,
-                      "exchange: rank {} received {} bytes where its plan expected {}", comm.rank(),
+                      "exchange: rank {} received {} records where its plan expected {}", comm.rank(),
                       incoming.data.size(), incoming_offsets.empty() ? 0 : incoming_offsets.back());
     });
     return incoming;
