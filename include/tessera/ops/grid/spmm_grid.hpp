@@ -282,7 +282,8 @@ class grid_spmm_plan {
   }
 
   /// Y = A * X (collective). Traffic counted under "spmm": k values per remote row of X fetched
-  /// and per remote partial row of Y sent, in two exchanges.
+  /// and per remote partial row of Y sent, in two exchanges of planned sizes (no size messages
+  /// where the backend has exchange_planned).
   void apply(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x, dist_dense<T, PX>& y) const {
     const stats_scope scope(comm_, "spmm");
     const typename PA::backend_type backend{};
