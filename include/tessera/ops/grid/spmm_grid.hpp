@@ -202,7 +202,7 @@ class grid_spmm_plan {
       halo_offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
       for (std::size_t n : remote) ++halo_offsets_[static_cast<std::size_t>(x_rows_.row_owner(needed[n])) + 1];
       std::partial_sum(halo_offsets_.begin(), halo_offsets_.end(), halo_offsets_.begin());
-      for (auto& at : halo_offsets_) at *= static_cast<std::size_t>(k_) * sizeof(T);
+      for (auto& at : halo_offsets_) at *= row_bytes();
       // Each owner learns the local rows of X it serves this rank, in halo order.
       bucket_builder<std::byte> asks(ranks);
       for (std::size_t n : remote) asks.count(x_rows_.row_owner(needed[n]), sizeof(global_index));
@@ -210,7 +210,7 @@ class grid_spmm_plan {
       for (std::size_t n : remote)
         std::memcpy(asks.claim(x_rows_.row_owner(needed[n]), sizeof(global_index)), &needed[n], sizeof(global_index));
       const auto asked = backend.exchange(comm_, std::move(asks).finish());
-      serve_offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
+      answer_offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
       for (int r = 0; r < ranks; ++r) {
         const auto bucket = asked.bucket(r);
         for (std::size_t at = 0; at < bucket.size(); at += sizeof(global_index)) {
@@ -218,7 +218,7 @@ class grid_spmm_plan {
           std::memcpy(&j, bucket.data() + at, sizeof j);
           serve_rows.push_back(static_cast<local_index>(x_rows_.local_row(j)));
         }
-        serve_offsets_[static_cast<std::size_t>(r) + 1] = serve_rows.size();
+        answer_offsets_[static_cast<std::size_t>(r) + 1] = serve_rows.size() * row_bytes();
       }
     }
 
@@ -249,8 +249,9 @@ class grid_spmm_plan {
     std::stable_sort(send_order.begin(), send_order.end(), [&](std::size_t u, std::size_t v) {
       return y_rows_.row_owner(partial_rows_[u]) < y_rows_.row_owner(partial_rows_[v]);
     });
-    send_counts_.assign(static_cast<std::size_t>(ranks), 0);
-    for (global_index i : partial_rows_) ++send_counts_[static_cast<std::size_t>(y_rows_.row_owner(i))];
+    sum_offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
+    for (global_index i : partial_rows_) sum_offsets_[static_cast<std::size_t>(y_rows_.row_owner(i)) + 1] += row_bytes();
+    std::partial_sum(sum_offsets_.begin(), sum_offsets_.end(), sum_offsets_.begin());
     bucket_builder<std::byte> tell(ranks);
     for (std::size_t r : send_order) tell.count(y_rows_.row_owner(partial_rows_[r]), sizeof(global_index));
     tell.allocate();
@@ -276,7 +277,7 @@ class grid_spmm_plan {
     arrivals_ = arrivals;
     arrival_offsets_.resize(told.offsets.size());
     for (std::size_t r = 0; r < told.offsets.size(); ++r)
-      arrival_offsets_[r] = told.offsets[r] / sizeof(global_index) * static_cast<std::size_t>(k_) * sizeof(T);
+      arrival_offsets_[r] = told.offsets[r] / sizeof(global_index) * row_bytes();
     sum_ptr_ = to_view<std::size_t, mem>(sum_ptr, "tessera::spmm_grid::sum_ptr");
     sum_sources_ = to_view<std::size_t, mem>(sources, "tessera::spmm_grid::sum_sources");
   }
@@ -288,7 +289,6 @@ class grid_spmm_plan {
     const stats_scope scope(comm_, "spmm");
     const typename PA::backend_type backend{};
     const exec space{};
-    const int ranks = comm_.size();
     const auto k = static_cast<std::size_t>(k_);
     // A's entries in the order the plan listed them (its storage's own order), values only read.
     const auto held = PA::storage_type::to_coo(space, a.local());
@@ -304,10 +304,7 @@ class grid_spmm_plan {
     const auto values = detail::gather_values<exec, T, mem>(held.values, value_of_);
 
     // X's rows to the ranks that asked, in the order they asked.
-    buckets<std::byte> answers;
-    answers.offsets.resize(serve_offsets_.size());
-    for (std::size_t r = 0; r < serve_offsets_.size(); ++r) answers.offsets[r] = serve_offsets_[r] * k * sizeof(T);
-    answers.data.resize(answers.offsets.back());
+    buckets<std::byte> answers{std::vector<std::byte>(answer_offsets_.back()), answer_offsets_};
     detail::gather_rows_to_bytes<exec, T, mem>(x.local(), serve_rows_, answers.data.data());
     const auto answered = exchange_planned(backend, comm_, answers, halo_offsets_);
     // Answers arrive owner by owner in halo order: the halo is their concatenation.
@@ -322,12 +319,7 @@ class grid_spmm_plan {
 
     // Partial rows to Y's owners (values only: the owners know the rows), added in rank order so
     // the result does not depend on arrival order.
-    buckets<std::byte> sums;
-    sums.offsets.assign(static_cast<std::size_t>(ranks) + 1, 0);
-    for (int r = 0; r < ranks; ++r)
-      sums.offsets[static_cast<std::size_t>(r) + 1] =
-          sums.offsets[static_cast<std::size_t>(r)] + send_counts_[static_cast<std::size_t>(r)] * k * sizeof(T);
-    sums.data.resize(sums.offsets.back());
+    buckets<std::byte> sums{std::vector<std::byte>(sum_offsets_.back()), sum_offsets_};
     detail::gather_rows_to_bytes<exec, T, mem>(partial, send_rows_, sums.data.data());
     const auto summed = exchange_planned(backend, comm_, sums, arrival_offsets_);
     detail::sum_partial_rows<exec, T, mem>(sum_ptr_, sum_sources_, detail::rows_from_bytes<T, mem>(summed.data, arrivals_, k),
@@ -345,13 +337,13 @@ class grid_spmm_plan {
 
  private:
   [[nodiscard]] std::size_t held_entries() const noexcept { return held_entries_; }
+  [[nodiscard]] std::size_t row_bytes() const noexcept { return static_cast<std::size_t>(k_) * sizeof(T); }
 
   communicator comm_;
   x_mapping x_rows_, y_rows_;
   global_index k_ = 0;
   std::size_t held_entries_ = 0;
   std::size_t halo_rows_ = 0;
-  std::vector<std::size_t> serve_offsets_;   // per requester + 1
   Kokkos::View<local_index*, mem> serve_rows_;  // local rows of X this rank sends, grouped by requester
   std::vector<global_index> partial_rows_;   // the share's distinct rows, ascending
   Kokkos::View<std::size_t*, mem> value_of_;  // per CSR entry: its position among the held entries
@@ -360,10 +352,10 @@ class grid_spmm_plan {
   Kokkos::View<local_index*, mem> col_;
   kernels::column_sources<mem> sources_;     // per needed column: X's own block or the halo, and which row
   Kokkos::View<std::size_t*, mem> send_rows_;  // partial rows grouped by Y's owner
-  std::vector<std::size_t> send_counts_;     // per Y owner
   std::size_t arrivals_ = 0;                 // partial rows of Y received per product
-  std::vector<std::size_t> halo_offsets_;    // per owner of X + 1: bytes of its answer in the halo
-  std::vector<std::size_t> arrival_offsets_;  // per sender + 1: bytes of its partial rows of Y
+  // The four buckets of an apply's two exchanges, in bytes, per rank + 1: X's rows this rank
+  // answers and receives, the partial rows of Y it sends and receives.
+  std::vector<std::size_t> answer_offsets_, halo_offsets_, sum_offsets_, arrival_offsets_;
   Kokkos::View<std::size_t*, mem> sum_ptr_;      // per local row of Y: its arrivals ...
   Kokkos::View<std::size_t*, mem> sum_sources_;  // ... as positions in arrival (rank) order
 };
