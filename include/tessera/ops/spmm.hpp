@@ -16,6 +16,7 @@
 #include "../comm/segment.hpp"
 #include "../core/error.hpp"
 #include "../policy.hpp"
+#include "../kernels/spmm_balanced.hpp"
 #include "../kernels/spmm_rows.hpp"
 #include "../matrix/dist_dense.hpp"
 #include "../matrix/dist_matrix.hpp"
@@ -312,13 +313,15 @@ class spmm_plan {
     }
     const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
     if (k > 0)
-      kernels::spmm_rows<execution_space, T, memory_space>(exec, interior_rows_, block.row_ptr, block.col_idx,
-                                                           block.values, sources_, x_local, halo, y.local(), streaming);
+      kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, interior_rows_, interior_state_, block.row_ptr,
+                                                                     block.col_idx, block.values, sources_, x_local, halo,
+                                                                     y.local(), streaming);
     wait_all(pending);
     copy_from_mpi(halo, landing);
     if (k > 0)
-      kernels::spmm_rows<execution_space, T, memory_space>(exec, boundary_rows_, block.row_ptr, block.col_idx,
-                                                           block.values, sources_, x_local, halo, y.local(), streaming);
+      kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, boundary_rows_, boundary_state_, block.row_ptr,
+                                                                     block.col_idx, block.values, sources_, x_local, halo,
+                                                                     y.local(), streaming);
     exec.fence();
     close(ws);
   }
@@ -550,6 +553,9 @@ class spmm_plan {
   std::vector<run> runs_;
   kernels::column_sources<memory_space> sources_;
   Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
+  // The kernel's per-row-list state on devices (schedule made on the first product): products are
+  // collective and never concurrent on one plan, so apply may keep it.
+  mutable kernels::spmm_rows_state<T, memory_space> interior_state_, boundary_state_;
   local_index halo_rows_ = 0;
   bool stage_x_ = false, anyone_fetches_ = false;
   std::vector<local_index> pack_rows_;  ///< rows of my X that requesters fetch packed, requester-major

@@ -20,6 +20,7 @@
 #include "../../concepts/distribution.hpp"
 #include "../../concepts/storage.hpp"
 #include "../../core/error.hpp"
+#include "../../kernels/spmm_balanced.hpp"
 #include "../../kernels/spmm_rows.hpp"
 #include "../../matrix/dist_dense.hpp"
 #include "../../matrix/dist_matrix.hpp"
@@ -314,7 +315,7 @@ class grid_spmm_plan {
         Kokkos::view_alloc(std::string("tessera::spmm_grid::partial"), Kokkos::WithoutInitializing),
         partial_rows_.size(), k);
     // The node-local kernel of the 1-D product: own rows of X read in place, the rest from the halo.
-    kernels::spmm_rows<exec, T, mem>(space, rows_, ptr_, col_, values, sources_, x.local(), halo, partial);
+    kernels::spmm_rows_for_space<exec, T, mem>(space, rows_, rows_state_, ptr_, col_, values, sources_, x.local(), halo, partial);
     space.fence();
 
     // Partial rows to Y's owners (values only: the owners know the rows), added in rank order so
@@ -348,6 +349,7 @@ class grid_spmm_plan {
   std::vector<global_index> partial_rows_;   // the share's distinct rows, ascending
   Kokkos::View<std::size_t*, mem> value_of_;  // per CSR entry: its position among the held entries
   Kokkos::View<local_index*, mem> rows_;     // 0, 1, ...: every partial row
+  mutable kernels::spmm_rows_state<T, mem> rows_state_;  // the device kernel's schedule, made on the first product
   Kokkos::View<offset_type*, mem> ptr_;
   Kokkos::View<local_index*, mem> col_;
   kernels::column_sources<mem> sources_;     // per needed column: X's own block or the halo, and which row

@@ -1,0 +1,253 @@
+#pragma once
+/// @file
+/// The SpMM kernel for wide parallel devices (GPUs): Y(rows, :) = A(rows, :) * X with the
+/// work split by nonzeros, not by rows, and the k columns spread over vector lanes.
+///
+/// A thread per row leaves a GPU idle on power-law matrices (a few rows of thousands of entries
+/// hold the whole launch back) and reads X with a row-length stride (uncoalesced). Here every
+/// row is cut into segments of at most `segment_entries` nonzeros; a group of vector lanes
+/// multiplies one segment by one tile of X's columns (consecutive lanes read consecutive columns
+/// of a row of X: coalesced), and the tiles are a second parallel dimension, so a batch of
+/// 65,536 images of 1,024 neurons still fills the device. A row of one segment writes Y
+/// directly; the segments of a longer row write partial rows that a second pass adds in segment
+/// order. No atomics: every entry of Y is the same sum, in the same order, on every execution
+/// space and every run.
+
+#include "../core/index_types.hpp"
+#include "spmm_rows.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tessera::kernels {
+
+/// How the rows of one SpMM are cut into segments of nonzeros; made once per row list (an SpMM
+/// plan keeps it) and reused by every product of any width.
+template <class MemorySpace>
+struct spmm_row_schedule {
+  /// Largest segment: short enough that a power-law row is spread over many lane groups, long
+  /// enough that the partial rows of split rows stay a small fraction of Y.
+  static constexpr offset_type segment_entries = 128;
+
+  Kokkos::View<local_index*, MemorySpace> segment_row;  ///< row of Y each segment computes (a row id, not a position)
+  Kokkos::View<offset_type*, MemorySpace> segment_begin;  ///< first entry of A
+  Kokkos::View<local_index*, MemorySpace> segment_slot;  ///< partial row it writes, or -1: it writes Y itself
+  Kokkos::View<local_index*, MemorySpace> split_row;  ///< rows cut into several segments
+  Kokkos::View<local_index*, MemorySpace> split_first_slot;  ///< their first partial row
+  Kokkos::View<local_index*, MemorySpace> split_slots;  ///< and how many
+  std::size_t segments = 0, slots = 0, splits = 0;
+  bool made = false;
+
+  /// Cut `rows` (row ids into row_ptr) into segments (fences `exec`).
+  template <class ExecSpace>
+  static spmm_row_schedule make(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
+                                const Kokkos::View<const offset_type*, MemorySpace>& row_ptr) {
+    spmm_row_schedule s;
+    s.made = true;
+    const std::size_t n = rows.extent(0);
+    if (n == 0) return s;
+    // One scan counts both the partial rows before each row (high 32 bits) and the split rows
+    // before it (low 32 bits); a row's first segment is then i + slots - splits.
+    Kokkos::View<std::uint64_t*, MemorySpace> before(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::schedule"),
+                                                     n + 1);
+    const offset_type limit = segment_entries;
+    Kokkos::parallel_scan(
+        "tessera::spmm_schedule_count", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+        KOKKOS_LAMBDA(const std::size_t i, std::uint64_t& sum, const bool final) {
+          const local_index r = rows(i);
+          const offset_type nnz = row_ptr(r + 1) - row_ptr(r);
+          const std::uint64_t pieces = nnz > limit ? static_cast<std::uint64_t>((nnz + limit - 1) / limit) : 0;
+          if (final) before(i) = sum;
+          sum += (pieces << 32) | (pieces > 0 ? 1u : 0u);
+          if (final && i + 1 == n) before(n) = sum;
+        });
+    std::uint64_t total = 0;
+    Kokkos::deep_copy(total, Kokkos::subview(before, n));
+    s.slots = static_cast<std::size_t>(total >> 32);
+    s.splits = static_cast<std::size_t>(total & 0xffffffffu);
+    s.segments = n + s.slots - s.splits;
+    s.segment_row = Kokkos::View<local_index*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::segment_row"), s.segments);
+    s.segment_begin = Kokkos::View<offset_type*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::segment_begin"), s.segments);
+    s.segment_slot = Kokkos::View<local_index*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::segment_slot"), s.segments);
+    s.split_row = Kokkos::View<local_index*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::split_row"), s.splits);
+    s.split_first_slot = Kokkos::View<local_index*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::split_slot"), s.splits);
+    s.split_slots = Kokkos::View<local_index*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::split_slots"), s.splits);
+    const auto segment_row = s.segment_row;
+    const auto segment_begin = s.segment_begin;
+    const auto segment_slot = s.segment_slot;
+    const auto split_row = s.split_row;
+    const auto split_first_slot = s.split_first_slot;
+    const auto split_slots = s.split_slots;
+    Kokkos::parallel_for(
+        "tessera::spmm_schedule_fill", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(const std::size_t i) {
+          const local_index r = rows(i);
+          const offset_type begin = row_ptr(r), nnz = row_ptr(r + 1) - begin;
+          const std::uint64_t b = before(i);
+          const auto slot = static_cast<local_index>(b >> 32);
+          const auto split = static_cast<std::size_t>(b & 0xffffffffu);
+          const std::size_t first = i + static_cast<std::size_t>(b >> 32) - split;
+          if (nnz <= limit) {
+            segment_row(first) = r;
+            segment_begin(first) = begin;
+            segment_slot(first) = -1;
+            return;
+          }
+          const auto pieces = static_cast<local_index>((nnz + limit - 1) / limit);
+          split_row(split) = r;
+          split_first_slot(split) = slot;
+          split_slots(split) = pieces;
+          for (local_index p = 0; p < pieces; ++p) {
+            segment_row(first + static_cast<std::size_t>(p)) = r;
+            segment_begin(first + static_cast<std::size_t>(p)) = begin + p * limit;
+            segment_slot(first + static_cast<std::size_t>(p)) = slot + p;
+          }
+        });
+    exec.fence();
+    return s;
+  }
+};
+
+namespace detail {
+/// Lanes per segment and columns each lane keeps in registers, for k columns.
+struct lane_shape {
+  int lanes, per_lane;
+};
+inline lane_shape lanes_for(std::size_t k) {
+  if (k >= 128) return {32, 4};
+  if (k > 32) return {32, 2};
+  int lanes = 1;
+  while (static_cast<std::size_t>(lanes) < k) lanes *= 2;
+  return {lanes, 1};
+}
+
+template <int PerLane, class ExecSpace, class T, class MemorySpace>
+void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& schedule, int lanes,
+                   const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
+                   const Kokkos::View<const local_index*, MemorySpace>& col_idx,
+                   const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                   const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                   const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
+                   const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y,
+                   const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial) {
+  using team_policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename team_policy::member_type;
+  const std::size_t k = y.extent(1);
+  const auto tile = static_cast<std::size_t>(lanes * PerLane);
+  const std::size_t tiles = (k + tile - 1) / tile;
+  // 256 threads a team on a GPU; on a host space a team is one thread and lanes run as a loop.
+  const int team = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : (256 / lanes > 0 ? 256 / lanes : 1);
+  const std::size_t groups = (schedule.segments + static_cast<std::size_t>(team) - 1) / static_cast<std::size_t>(team);
+  const auto segment_row = schedule.segment_row;
+  const auto segment_begin = schedule.segment_begin;
+  const auto segment_slot = schedule.segment_slot;
+  const auto source_local = sources.local;
+  const auto source_row = sources.row;
+  const std::size_t segments = schedule.segments;
+  const offset_type limit = spmm_row_schedule<MemorySpace>::segment_entries;
+  // Tiles are the slow index of the league: the teams in flight share a tile of X's columns (in L2).
+  Kokkos::parallel_for(
+      "tessera::spmm_segments", team_policy(exec, static_cast<int>(groups * tiles), team, lanes),
+      KOKKOS_LAMBDA(const member& m) {
+        const std::size_t league = static_cast<std::size_t>(m.league_rank());
+        const std::size_t s = (league % groups) * static_cast<std::size_t>(m.team_size()) + static_cast<std::size_t>(m.team_rank());
+        if (s >= segments) return;
+        const std::size_t base = (league / groups) * tile;
+        const local_index r = segment_row(s);
+        const offset_type begin = segment_begin(s);
+        const offset_type row_end = row_ptr(r + 1);
+        const offset_type end = begin + limit < row_end ? begin + limit : row_end;
+        const local_index slot = segment_slot(s);
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, lanes), [&](const int lane) {
+          T acc[PerLane];
+          for (int j = 0; j < PerLane; ++j) acc[j] = T{};
+          for (offset_type e = begin; e < end; ++e) {
+            const local_index c = col_idx(e);
+            const T a = values(e);
+            const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+            for (int j = 0; j < PerLane; ++j) {
+              const std::size_t t = base + static_cast<std::size_t>(j * lanes + lane);
+              if (t < k) acc[j] += a * in[t];
+            }
+          }
+          T* out = slot < 0 ? &y(r, 0) : &partial(static_cast<std::size_t>(slot), 0);
+          for (int j = 0; j < PerLane; ++j) {
+            const std::size_t t = base + static_cast<std::size_t>(j * lanes + lane);
+            if (t < k) out[t] = acc[j];
+          }
+        });
+      });
+  if (schedule.splits == 0) return;
+  const auto split_row = schedule.split_row;
+  const auto split_first_slot = schedule.split_first_slot;
+  const auto split_slots = schedule.split_slots;
+  Kokkos::parallel_for(
+      "tessera::spmm_split_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, schedule.splits * k), KOKKOS_LAMBDA(const std::size_t i) {
+        const std::size_t s = i / k, t = i % k;
+        const auto first = static_cast<std::size_t>(split_first_slot(s));
+        T sum = partial(first, t);
+        for (local_index p = 1; p < split_slots(s); ++p) sum += partial(first + static_cast<std::size_t>(p), t);
+        y(split_row(s), t) = sum;
+      });
+}
+}  // namespace detail
+
+/// Y(r, :) = A(r, :) * X for every row r of the schedule, split by nonzeros (see the file's
+/// comment). `partial` is scratch of at least schedule.slots x k, resized here when smaller.
+/// Correct on every execution space; made for the GPU ones (spmm_rows picks it there).
+template <class ExecSpace, class T, class MemorySpace>
+void spmm_rows_balanced(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& schedule,
+                        const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
+                        const Kokkos::View<const local_index*, MemorySpace>& col_idx,
+                        const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                        const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                        const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
+                        const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y,
+                        Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial) {
+  const std::size_t k = y.extent(1);
+  if (k == 0 || schedule.segments == 0) return;
+  if (partial.extent(0) < schedule.slots || partial.extent(1) != k)
+    partial = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::partial_rows"), schedule.slots, k);
+  const auto shape = detail::lanes_for(k);
+  switch (shape.per_lane) {
+    case 4: return detail::spmm_segments<4, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial);
+    case 2: return detail::spmm_segments<2, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial);
+    default: return detail::spmm_segments<1, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial);
+  }
+}
+
+/// Whether SpMM runs the balanced kernel on ExecSpace: every space that is not the host's (on a
+/// host core, spmm_rows' row-at-a-time loop with the row of Y in registers is the faster one).
+template <class ExecSpace>
+inline constexpr bool prefers_balanced_spmm = !Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+
+/// What an SpMM plan keeps per list of rows for the kernel of its execution space: the balanced
+/// kernel's schedule (made on the first product) and its partial rows.
+template <class T, class MemorySpace>
+struct spmm_rows_state {
+  spmm_row_schedule<MemorySpace> schedule;
+  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> partial;
+};
+
+/// spmm_rows or spmm_rows_balanced, whichever is the faster on ExecSpace.
+template <class ExecSpace, class T, class MemorySpace>
+void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
+                         spmm_rows_state<T, MemorySpace>& state,
+                         const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
+                         const Kokkos::View<const local_index*, MemorySpace>& col_idx,
+                         const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                         const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                         const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
+                         const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores = false) {
+  if constexpr (prefers_balanced_spmm<ExecSpace>) {
+    if (!state.schedule.made) state.schedule = spmm_row_schedule<MemorySpace>::make(exec, rows, row_ptr);
+    spmm_rows_balanced<ExecSpace, T, MemorySpace>(exec, state.schedule, row_ptr, col_idx, values, sources, x_local, x_halo, y,
+                                                  state.partial);
+  } else {
+    spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
+  }
+}
+
+}  // namespace tessera::kernels

@@ -1,0 +1,164 @@
+// The node-local SpMM kernels against a serial sum: the host's row loop (kernels/spmm_rows.hpp)
+// and the GPU's nonzero-balanced kernel (kernels/spmm_balanced.hpp), the latter on the host
+// space and on the default execution space (Serial here, CUDA in a CUDA build). Rows of 0, 1,
+// one segment's worth, one more than a segment, and thousands of entries; X rows read from the
+// local block and from the halo; every width the lane shapes distinguish.
+#include "test_support.hpp"
+
+#include "tessera/kernels/spmm_balanced.hpp"
+#include "tessera/kernels/spmm_rows.hpp"
+
+#include <cmath>
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+using namespace tessera;
+
+struct host_problem {
+  std::vector<offset_type> row_ptr{0};
+  std::vector<local_index> col_idx;
+  std::vector<double> values;
+  std::vector<std::uint8_t> local;
+  std::vector<local_index> source_row;
+  std::size_t local_rows = 0, halo_rows = 0;
+};
+
+// A skewed matrix: row lengths cycle through the kernel's edge cases, columns random.
+host_problem skewed_problem(std::mt19937& gen) {
+  constexpr offset_type segment = kernels::spmm_row_schedule<Kokkos::HostSpace>::segment_entries;
+  const std::vector<offset_type> lengths{0, 1, 3, segment - 1, segment, segment + 1, 2 * segment, 5, 0, 3000, 17, 2 * segment + 7};
+  host_problem p;
+  p.local_rows = 40;
+  p.halo_rows = 25;
+  const local_index columns = 90;
+  std::uniform_int_distribution<local_index> col(0, columns - 1);
+  std::uniform_real_distribution<double> val(-1, 1);
+  for (local_index c = 0; c < columns; ++c) {
+    const bool is_local = c % 3 != 0;
+    p.local.push_back(is_local ? 1 : 0);
+    p.source_row.push_back(static_cast<local_index>(is_local ? (c * 7) % p.local_rows : (c * 5) % p.halo_rows));
+  }
+  for (std::size_t r = 0; r < 3 * lengths.size(); ++r) {
+    for (offset_type e = 0; e < lengths[r % lengths.size()]; ++e) {
+      p.col_idx.push_back(col(gen));
+      p.values.push_back(val(gen));
+    }
+    p.row_ptr.push_back(static_cast<offset_type>(p.col_idx.size()));
+  }
+  return p;
+}
+
+template <class Space, class T>
+Kokkos::View<T*, typename Space::memory_space> device_copy(const std::vector<T>& v, const char* name) {
+  Kokkos::View<T*, typename Space::memory_space> out(std::string(name), v.size());
+  const auto host = Kokkos::create_mirror_view(out);
+  for (std::size_t i = 0; i < v.size(); ++i) host(i) = v[i];
+  Kokkos::deep_copy(out, host);
+  return out;
+}
+
+template <class Space>
+Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> random_block(std::size_t rows, std::size_t k,
+                                                                                        std::mt19937& gen) {
+  Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> out("block", rows, k);
+  const auto host = Kokkos::create_mirror_view(out);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t t = 0; t < k; ++t) host(i, t) = u(gen);
+  Kokkos::deep_copy(out, host);
+  return out;
+}
+
+// Every row of `rows` (a subset, in a scrambled order) computed by the balanced kernel or the row
+// loop on Space, against a serial sum; rows not listed must keep the sentinel.
+template <class Space>
+void kernel_matches_serial_sum(bool balanced) {
+  using mem = typename Space::memory_space;
+  std::mt19937 gen(5);
+  const auto p = skewed_problem(gen);
+  const std::size_t n_rows = p.row_ptr.size() - 1;
+  std::vector<local_index> listed;
+  for (std::size_t r = 0; r < n_rows; ++r)
+    if (r % 4 != 2) listed.push_back(static_cast<local_index>((r * 11) % n_rows));
+  std::sort(listed.begin(), listed.end());
+  listed.erase(std::unique(listed.begin(), listed.end()), listed.end());
+  std::reverse(listed.begin(), listed.end());
+  const auto row_ptr = device_copy<Space>(p.row_ptr, "row_ptr");
+  const auto col_idx = device_copy<Space>(p.col_idx, "col_idx");
+  const auto values = device_copy<Space>(p.values, "values");
+  const auto rows = device_copy<Space>(listed, "rows");
+  kernels::column_sources<mem> sources{device_copy<Space>(p.local, "local"), device_copy<Space>(p.source_row, "source_row")};
+  kernels::spmm_rows_state<double, mem> state;  // one schedule for every width, as a plan keeps it
+  for (const std::size_t k : {0, 1, 2, 3, 5, 8, 16, 31, 32, 33, 64, 100, 128, 130, 257}) {
+    CAPTURE(k);
+    CAPTURE(balanced);
+    const auto x_local = random_block<Space>(p.local_rows, k, gen);
+    const auto x_halo = random_block<Space>(p.halo_rows, k, gen);
+    Kokkos::View<double**, Kokkos::LayoutRight, mem> y("y", n_rows, k);
+    constexpr double sentinel = 12345.0;
+    Kokkos::deep_copy(y, sentinel);
+    if (balanced) {
+      if (!state.schedule.made) state.schedule = kernels::spmm_row_schedule<mem>::make(Space{}, Kokkos::View<const local_index*, mem>(rows), Kokkos::View<const offset_type*, mem>(row_ptr));
+      kernels::spmm_rows_balanced<Space, double, mem>(Space{}, state.schedule, row_ptr, col_idx, values, sources, x_local,
+                                                      x_halo, y, state.partial);
+    } else {
+      kernels::spmm_rows<Space, double, mem>(Space{}, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+    }
+    Space().fence();
+    const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+    const auto xl = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x_local);
+    const auto xh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x_halo);
+    std::vector<char> is_listed(n_rows, 0);
+    for (const auto r : listed) is_listed[static_cast<std::size_t>(r)] = 1;
+    for (std::size_t r = 0; r < n_rows; ++r)
+      for (std::size_t t = 0; t < k; ++t) {
+        if (!is_listed[r]) {
+          REQUIRE_MESSAGE(got(r, t) == sentinel, "row ", r, " is not listed but was written");
+          continue;
+        }
+        double want = 0, magnitude = 0;
+        for (auto e = p.row_ptr[r]; e < p.row_ptr[r + 1]; ++e) {
+          const auto c = static_cast<std::size_t>(p.col_idx[static_cast<std::size_t>(e)]);
+          const auto src = static_cast<std::size_t>(p.source_row[c]);
+          const double x = p.local[c] ? xl(src, t) : xh(src, t);
+          want += p.values[static_cast<std::size_t>(e)] * x;
+          magnitude += std::abs(p.values[static_cast<std::size_t>(e)] * x);
+        }
+        // Split rows add their segments' sums: another order than the serial sum, so a bound
+        // proportional to the row's absolute sum, not bitwise equality.
+        REQUIRE_MESSAGE(std::abs(got(r, t) - want) <= 1e-14 * (magnitude + 1), "row ", r, " column ", t, ": ",
+                        got(r, t), " != ", want);
+      }
+  }
+  if (balanced) {
+    CHECK(state.schedule.splits > 0);  // the long rows were split
+    CHECK(state.schedule.segments > listed.size());
+  }
+}
+}  // namespace
+
+TEST_CASE("balanced SpMM kernel on the host space matches a serial sum") {
+  kernel_matches_serial_sum<Kokkos::DefaultHostExecutionSpace>(true);
+}
+
+TEST_CASE("balanced SpMM kernel on the default execution space matches a serial sum") {
+  kernel_matches_serial_sum<Kokkos::DefaultExecutionSpace>(true);
+}
+
+TEST_CASE("row-loop SpMM kernel matches a serial sum") { kernel_matches_serial_sum<Kokkos::DefaultHostExecutionSpace>(false); }
+
+TEST_CASE("balanced SpMM kernel: an empty row list and a schedule with no split rows") {
+  using mem = Kokkos::DefaultExecutionSpace::memory_space;
+  const Kokkos::View<const offset_type*, mem> row_ptr = device_copy<Kokkos::DefaultExecutionSpace>(std::vector<offset_type>{0, 2, 2, 3}, "ptr");
+  const Kokkos::View<local_index*, mem> none("none", 0);
+  const auto empty = kernels::spmm_row_schedule<mem>::make(Kokkos::DefaultExecutionSpace{}, none, row_ptr);
+  CHECK(empty.segments == 0);
+  const Kokkos::View<const local_index*, mem> all = device_copy<Kokkos::DefaultExecutionSpace>(std::vector<local_index>{2, 0, 1}, "all");
+  const auto short_rows = kernels::spmm_row_schedule<mem>::make(Kokkos::DefaultExecutionSpace{}, all, row_ptr);
+  CHECK(short_rows.segments == 3);
+  CHECK(short_rows.splits == 0);
+  CHECK(short_rows.slots == 0);
+}
