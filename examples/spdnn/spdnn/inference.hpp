@@ -249,6 +249,22 @@ void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z,
   // a row-length stride and gained nothing from a rank's second thread.)
   constexpr std::size_t block = activation_block;
   const std::size_t blocks = kept.extent(0);
+  if constexpr (!Kokkos::SpaceAccessibility<exec, Kokkos::HostSpace>::accessible) {
+    // On a device, one work item per (block of rows, column): neighbouring threads walk
+    // neighbouring columns of the same rows, so every load and store is coalesced.
+    Kokkos::parallel_for(
+        "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks * width), KOKKOS_LAMBDA(const std::size_t i) {
+          const std::size_t b = i / width, t = i % width;
+          const std::size_t last = (b + 1) * block < rows ? (b + 1) * block : rows;
+          char mark = 0;
+          for (std::size_t r = b * block; r < last; ++r) {
+            const T y = act(z(r, t));
+            z(r, t) = y;
+            mark |= y != T(0) ? 1 : 0;
+          }
+          kept(b, t) = mark;
+        });
+  } else {
   Kokkos::parallel_for(
       "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks), KOKKOS_LAMBDA(const std::size_t b) {
         char* mark = &kept(b, 0);
@@ -263,6 +279,7 @@ void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z,
           }
         }
       });
+  }
   Kokkos::parallel_for(
       "spdnn::live_columns", Kokkos::RangePolicy<exec>(0, width), KOKKOS_LAMBDA(const std::size_t t) {
         char alive = 0;
@@ -308,7 +325,12 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
     // About 4 MiB of Y' per rank (neurons / ranks of p.comm rows: the same on every rank): cache-sized,
     // and under model parallelism as few synchronised layer steps as that allows.
     const std::int64_t rows_per_rank = std::max<std::int64_t>(1, p.features.front().num_rows() / p.comm.size());
-    std::int64_t batch = s.batch > 0 ? s.batch : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / rows_per_rank);
+    // On a device, every image at once: a batch of 1,024 images x 1,024 neurons is a few thousand
+    // threads' work, far too little to fill a GPU (and each batch pays a launch and a fence per layer).
+    constexpr bool on_device = !Kokkos::SpaceAccessibility<typename Policy::execution_space, Kokkos::HostSpace>::accessible;
+    std::int64_t batch = s.batch > 0 ? s.batch
+                         : on_device ? std::max<std::int64_t>(images_here, 1)
+                                     : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / rows_per_rank);
     batch = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::min(batch, std::max<std::int64_t>(images_here, 1)))));
     // Y'(0) stays where it is (CSR, rows sorted by column, col_map ascending): each batch's columns
     // are a range of local columns, found in every row by binary search, in the execution space.
@@ -388,11 +410,20 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
         const auto from = y.local();
         const auto to = compact.local();
         const auto kept = keep.size();
-        Kokkos::parallel_for(
-            "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0)),
-            KOKKOS_LAMBDA(const std::size_t i) {
-              for (std::size_t t = 0; t < kept; ++t) to(i, t) = from(i, static_cast<std::size_t>(keep_view(t)));
-            });
+        if constexpr (on_device) {  // a thread per element: neighbours write neighbouring columns
+          Kokkos::parallel_for(
+              "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0) * kept),
+              KOKKOS_LAMBDA(const std::size_t i) {
+                const std::size_t r = i / kept, t = i % kept;
+                to(r, t) = from(r, static_cast<std::size_t>(keep_view(t)));
+              });
+        } else {
+          Kokkos::parallel_for(
+              "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0)),
+              KOKKOS_LAMBDA(const std::size_t i) {
+                for (std::size_t t = 0; t < kept; ++t) to(i, t) = from(i, static_cast<std::size_t>(keep_view(t)));
+              });
+        }
         typename Policy::execution_space().fence();
         y = compact;
         z = dense(p.comm, w_rows, new_width);
