@@ -236,35 +236,42 @@ Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space> activat
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::marks"), (rows + activation_block - 1) / activation_block, width);
 }
 
-/// Activate a dense batch in place; flags(t) = 1 if column t kept a nonzero. `kept` is scratch from
-/// activation_marks (made once per batch width, not per layer).
+// The kernels below are separate functions, not `if constexpr` branches of one: nvcc refuses a
+// device lambda's first capture inside `if constexpr`.
+
+/// activate_dense's first pass on a device: one work item per (block of rows, column), so that
+/// neighbouring threads walk neighbouring columns of the same rows (coalesced loads and stores).
 template <class T, class Policy>
-void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z, Kokkos::View<char*, typename Policy::memory_space> flags,
-                    const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept, bias_relu_clamp<T> act) {
+void activate_blocks_by_column(const typename tessera::dist_dense<T, Policy>::view_type& z,
+                               const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept,
+                               bias_relu_clamp<T> act) {
   using exec = typename Policy::execution_space;
-  const auto rows = z.extent(0), width = z.extent(1);
-  // Pass 1: one work item per block of rows, walking its rows contiguously (row-major Z: the whole
-  // of Z once, in order), marking the columns each block kept in its own row of `kept`, so no races.
-  // Pass 2: a column lives if any block kept it. (Work items per column line walked every row with
-  // a row-length stride and gained nothing from a rank's second thread.)
+  const std::size_t rows = z.extent(0), width = z.extent(1), blocks = kept.extent(0);
   constexpr std::size_t block = activation_block;
-  const std::size_t blocks = kept.extent(0);
-  if constexpr (!Kokkos::SpaceAccessibility<exec, Kokkos::HostSpace>::accessible) {
-    // On a device, one work item per (block of rows, column): neighbouring threads walk
-    // neighbouring columns of the same rows, so every load and store is coalesced.
-    Kokkos::parallel_for(
-        "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks * width), KOKKOS_LAMBDA(const std::size_t i) {
-          const std::size_t b = i / width, t = i % width;
-          const std::size_t last = (b + 1) * block < rows ? (b + 1) * block : rows;
-          char mark = 0;
-          for (std::size_t r = b * block; r < last; ++r) {
-            const T y = act(z(r, t));
-            z(r, t) = y;
-            mark |= y != T(0) ? 1 : 0;
-          }
-          kept(b, t) = mark;
-        });
-  } else {
+  Kokkos::parallel_for(
+      "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks * width), KOKKOS_LAMBDA(const std::size_t i) {
+        const std::size_t b = i / width, t = i % width;
+        const std::size_t last = (b + 1) * block < rows ? (b + 1) * block : rows;
+        char mark = 0;
+        for (std::size_t r = b * block; r < last; ++r) {
+          const T y = act(z(r, t));
+          z(r, t) = y;
+          mark |= y != T(0) ? 1 : 0;
+        }
+        kept(b, t) = mark;
+      });
+}
+
+/// activate_dense's first pass on host cores: one work item per block of rows, walking its rows
+/// contiguously (row-major Z: the whole of Z once, in order). Work items per column line walked
+/// every row with a row-length stride and gained nothing from a rank's second thread.
+template <class T, class Policy>
+void activate_blocks_by_row(const typename tessera::dist_dense<T, Policy>::view_type& z,
+                            const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept,
+                            bias_relu_clamp<T> act) {
+  using exec = typename Policy::execution_space;
+  const std::size_t rows = z.extent(0), width = z.extent(1), blocks = kept.extent(0);
+  constexpr std::size_t block = activation_block;
   Kokkos::parallel_for(
       "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks), KOKKOS_LAMBDA(const std::size_t b) {
         char* mark = &kept(b, 0);
@@ -279,14 +286,65 @@ void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z,
           }
         }
       });
-  }
+}
+
+/// Activate a dense batch in place; flags(t) = 1 if column t kept a nonzero. `kept` is scratch from
+/// activation_marks (made once per batch width, not per layer): each block of rows marks the
+/// columns it kept in its own row of `kept` (no races), then a column lives if any block kept it.
+template <class T, class Policy>
+void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z, Kokkos::View<char*, typename Policy::memory_space> flags,
+                    const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept, bias_relu_clamp<T> act) {
+  using exec = typename Policy::execution_space;
+  if constexpr (tessera::kernels::prefers_balanced_spmm<exec>)
+    activate_blocks_by_column<T, Policy>(z, kept, act);
+  else
+    activate_blocks_by_row<T, Policy>(z, kept, act);
+  const std::size_t blocks = kept.extent(0);
   Kokkos::parallel_for(
-      "spdnn::live_columns", Kokkos::RangePolicy<exec>(0, width), KOKKOS_LAMBDA(const std::size_t t) {
+      "spdnn::live_columns", Kokkos::RangePolicy<exec>(0, z.extent(1)), KOKKOS_LAMBDA(const std::size_t t) {
         char alive = 0;
         for (std::size_t b = 0; b < blocks; ++b) alive |= kept(b, t);
         flags(t) = alive;
       });
   exec().fence();
+}
+
+template <class T, class Policy>
+void compact_columns_by_element(const typename tessera::dist_dense<T, Policy>::view_type& from,
+                                const typename tessera::dist_dense<T, Policy>::view_type& to,
+                                const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
+  const std::size_t kept = keep.extent(0);
+  Kokkos::parallel_for(
+      "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0) * kept),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        const std::size_t r = i / kept, t = i % kept;
+        to(r, t) = from(r, static_cast<std::size_t>(keep(t)));
+      });
+}
+
+template <class T, class Policy>
+void compact_columns_by_row(const typename tessera::dist_dense<T, Policy>::view_type& from,
+                            const typename tessera::dist_dense<T, Policy>::view_type& to,
+                            const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
+  const std::size_t kept = keep.extent(0);
+  Kokkos::parallel_for(
+      "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        for (std::size_t t = 0; t < kept; ++t) to(i, t) = from(i, static_cast<std::size_t>(keep(t)));
+      });
+}
+
+/// to(:, t) = from(:, keep(t)) for the kept columns: on a device a thread per element (neighbours
+/// write neighbouring columns), on host cores a work item per row.
+template <class T, class Policy>
+void compact_columns(const typename tessera::dist_dense<T, Policy>::view_type& from,
+                     const typename tessera::dist_dense<T, Policy>::view_type& to,
+                     const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
+  if constexpr (tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>)
+    compact_columns_by_element<T, Policy>(from, to, keep);
+  else
+    compact_columns_by_row<T, Policy>(from, to, keep);
+  typename Policy::execution_space().fence();
 }
 
 }  // namespace detail
@@ -327,7 +385,7 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
     const std::int64_t rows_per_rank = std::max<std::int64_t>(1, p.features.front().num_rows() / p.comm.size());
     // On a device, every image at once: a batch of 1,024 images x 1,024 neurons is a few thousand
     // threads' work, far too little to fill a GPU (and each batch pays a launch and a fence per layer).
-    constexpr bool on_device = !Kokkos::SpaceAccessibility<typename Policy::execution_space, Kokkos::HostSpace>::accessible;
+    constexpr bool on_device = tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>;
     std::int64_t batch = s.batch > 0 ? s.batch
                          : on_device ? std::max<std::int64_t>(images_here, 1)
                                      : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / rows_per_rank);
@@ -407,24 +465,8 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
           }
         const auto keep_view = tessera::to_view<std::int64_t, typename Policy::memory_space>(keep, "spdnn::keep");
         dense compact(p.comm, w_rows, new_width);
-        const auto from = y.local();
-        const auto to = compact.local();
         const auto kept = keep.size();
-        if constexpr (on_device) {  // a thread per element: neighbours write neighbouring columns
-          Kokkos::parallel_for(
-              "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0) * kept),
-              KOKKOS_LAMBDA(const std::size_t i) {
-                const std::size_t r = i / kept, t = i % kept;
-                to(r, t) = from(r, static_cast<std::size_t>(keep_view(t)));
-              });
-        } else {
-          Kokkos::parallel_for(
-              "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0)),
-              KOKKOS_LAMBDA(const std::size_t i) {
-                for (std::size_t t = 0; t < kept; ++t) to(i, t) = from(i, static_cast<std::size_t>(keep_view(t)));
-              });
-        }
-        typename Policy::execution_space().fence();
+        detail::compact_columns<T, Policy>(y.local(), compact.local(), keep_view);
         y = compact;
         z = dense(p.comm, w_rows, new_width);
         flags = Kokkos::View<char*, typename Policy::memory_space>("spdnn::live", static_cast<std::size_t>(new_width));
