@@ -13,6 +13,7 @@
 /// order. No atomics: every entry of Y is the same sum, in the same order, on every execution
 /// space and every run.
 
+#include "../core/device_algorithms.hpp"
 #include "../core/index_types.hpp"
 #include "spmm_rows.hpp"
 
@@ -218,10 +219,10 @@ void spmm_rows_balanced(const ExecSpace& exec, const spmm_row_schedule<MemorySpa
   }
 }
 
-/// Whether SpMM runs the balanced kernel on ExecSpace: every space that is not the host's (on a
-/// host core, spmm_rows' row-at-a-time loop with the row of Y in registers is the faster one).
+/// Whether SpMM runs the balanced kernel on ExecSpace: where tessera runs its device algorithms
+/// (on a host core, spmm_rows' row-at-a-time loop with the row of Y in registers is the faster one).
 template <class ExecSpace>
-inline constexpr bool prefers_balanced_spmm = !Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+inline constexpr bool prefers_balanced_spmm = uses_device_algorithms<ExecSpace>;
 
 /// What an SpMM plan keeps per list of rows for the kernel of its execution space: the balanced
 /// kernel's schedule (made on the first product) and its partial rows.

@@ -24,6 +24,8 @@
 #include "../matrix/triplets.hpp"
 #include "grid/transpose_grid.hpp"
 #include "detail/tiles_as_elements.hpp"
+#include "detail/transpose_on_device.hpp"
+#include "../core/device_algorithms.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -339,7 +341,12 @@ template <matrix_value T, matrix_policy Policy>
     const auto result_rows =
         a.comm().collectively([&] { return a.mapping().with_shape(a.num_cols(), a.num_rows()); });
     if (algorithm == transpose_algorithm::slots) return detail::transpose_by_slots(a, result_rows);
-    return detail::transpose_by_routing(a, result_rows);
+    // On a device with contiguous row ranges, every phase in the execution space; elsewhere the
+    // host's stable counting sort (the faster one on cores, and the one for any mapping).
+    if constexpr (uses_device_algorithms<typename Policy::execution_space> && contiguous_row_mapping<mapping_type>)
+      return detail::transpose_by_routing_on_device(a, result_rows);
+    else
+      return detail::transpose_by_routing(a, result_rows);
   } else {
     return a;  // refused above; not instantiating the algorithm keeps the compiler's report to that sentence
   }
