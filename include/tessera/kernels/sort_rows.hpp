@@ -97,6 +97,41 @@ KOKKOS_INLINE_FUNCTION void sort_keys(K* keys, std::int64_t n) {
   else detail::heap_sort(keys, detail::no_values{}, n);
 }
 
+/// Sort keys[0, n) ascending, values alongside, by all threads of a team: a bitonic network
+/// (n log^2 n compare-exchanges, n / 2 of them at once between team barriers), for the long runs
+/// that one device thread would sort serially at memory latency per step. Positions past n act
+/// as +infinity, so n need not be a power of two. Keys must be distinct for a unique result.
+template <class Member, class K, class V>
+KOKKOS_INLINE_FUNCTION void team_bitonic_sort(const Member& team, K* keys, V* values, std::int64_t n) {
+  std::int64_t padded = 1;
+  int levels = 0;
+  while (padded < n) {
+    padded <<= 1;
+    ++levels;
+  }
+  for (int i = 0; i < levels; ++i)
+    for (int j = 0; j <= i; ++j) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, padded / 2), [&](const std::int64_t k) {
+        const int shift = i - j;
+        const std::int64_t box = std::int64_t{2} << shift;
+        const std::int64_t box_start = (k >> shift) << (1 + shift);
+        const std::int64_t offset = k - (box_start >> 1);
+        const std::int64_t first = box_start + offset;
+        // The first stage of each level compares mirror positions in a box, later ones a fixed distance.
+        const std::int64_t second = j == 0 ? box_start + box - 1 - offset : first + box / 2;
+        if (second < n && keys[second] < keys[first]) {
+          const K key = keys[first];
+          keys[first] = keys[second];
+          keys[second] = key;
+          const V value = values[first];
+          values[first] = values[second];
+          values[second] = value;
+        }
+      });
+      team.team_barrier();
+    }
+}
+
 /// Sort keys[0, n) ascending, values alongside: insertion sort for short runs, else heap sort.
 template <class K, class V>
 KOKKOS_INLINE_FUNCTION void sort_by_key(K* keys, V* values, std::int64_t n) {
