@@ -121,39 +121,24 @@ void atomic_scatter(const ExecSpace& exec, local_index num_groups, const Kokkos:
 }  // namespace detail
 
 namespace detail {
-/// Groups longer than this are sorted by a team on the spaces that run the device algorithms.
-inline constexpr std::int64_t team_sorted_group = 64;
 
-/// group_and_sort's sort of the groups longer than `by_thread`: listed by a scan, then one team
-/// per group (team_bitonic_sort), keys copied out of the tags.
+/// group_and_sort's sort of the groups longer than `by_thread`: one team per group
+/// (team_bitonic_sort), keys copied out of the tags.
 template <class ExecSpace, class Key, class Value, class MemorySpace>
 void sort_long_groups(const ExecSpace& exec, std::int64_t by_thread, const Kokkos::View<offset_type*, MemorySpace>& ptr,
                       const Kokkos::View<tagged_key<Key>*, MemorySpace>& tags, const Kokkos::View<Value*, MemorySpace>& vals,
                       const Kokkos::View<Key*, MemorySpace>& keys) {
-  using range = Kokkos::RangePolicy<ExecSpace>;
-  const auto num_groups = static_cast<offset_type>(ptr.extent(0)) - 1;
-  offset_type count = 0;
-  Kokkos::parallel_reduce("tessera::count_long_groups", range(exec, 0, num_groups),
-                          KOKKOS_LAMBDA(const offset_type g, offset_type& acc) { acc += ptr(g + 1) - ptr(g) > by_thread ? 1 : 0; },
-                          count);
-  if (count == 0) return;
-  Kokkos::View<offset_type*, MemorySpace> long_groups(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::long_groups"),
-                                                      static_cast<std::size_t>(count));
-  Kokkos::parallel_scan("tessera::list_long_groups", range(exec, 0, num_groups),
-                        KOKKOS_LAMBDA(const offset_type g, offset_type& before, const bool final) {
-                          if (ptr(g + 1) - ptr(g) > by_thread) {
-                            if (final) long_groups(before) = g;
-                            ++before;
-                          }
-                        });
+  const auto long_groups = list_long_rows(exec, ptr, by_thread);
+  if (long_groups.extent(0) == 0) return;
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
-  const int team = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : 256;
-  Kokkos::parallel_for("tessera::group_sort_by_team", team_policy(exec, static_cast<int>(count), team),
+  Kokkos::parallel_for("tessera::group_sort_by_team",
+                       team_policy(exec, static_cast<int>(long_groups.extent(0)), row_sort_team<ExecSpace>),
                        KOKKOS_LAMBDA(const typename team_policy::member_type& m) {
-                         const offset_type g = long_groups(m.league_rank());
+                         const std::int64_t g = long_groups(m.league_rank());
                          const offset_type begin = ptr(g);
                          const auto length = static_cast<std::int64_t>(ptr(g + 1) - begin);
                          team_bitonic_sort(m, tags.data() + begin, vals.data() + begin, length);
+                         m.team_barrier();
                          Kokkos::parallel_for(Kokkos::TeamThreadRange(m, length),
                                               [&](const std::int64_t k) { keys(begin + k) = tags(begin + k).key; });
                        });
@@ -200,7 +185,7 @@ grouped_entries<Key, Value, MemorySpace> group_and_sort(const ExecSpace& exec, l
   // Groups longer than this are sorted by a team where the device algorithms run (a power-law
   // column of thousands of entries took one GPU thread tens of milliseconds), by their own thread
   // elsewhere.
-  const std::int64_t by_thread = uses_device_algorithms<ExecSpace> ? detail::team_sorted_group : INT64_MAX;
+  const std::int64_t by_thread = uses_device_algorithms<ExecSpace> ? team_sorted_row : INT64_MAX;
   Kokkos::parallel_for("tessera::group_sort", range(exec, 0, num_groups), KOKKOS_LAMBDA(const local_index g) {
     const offset_type begin = ptr(g);
     const auto length = static_cast<std::int64_t>(ptr(g + 1) - begin);

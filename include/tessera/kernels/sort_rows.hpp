@@ -8,6 +8,8 @@
 
 #include "../core/index_types.hpp"
 
+#include "../core/device_algorithms.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -184,26 +186,83 @@ void host_sort_by_key(K* keys, V* values, std::int64_t n) {
   }
 }
 
+/// The rows of `row_ptr` longer than `by_thread` entries, ascending, in the row pointers' memory space.
+template <class ExecSpace, class RowPtr>
+Kokkos::View<std::int64_t*, typename RowPtr::memory_space> list_long_rows(const ExecSpace& exec, const RowPtr& row_ptr,
+                                                                          std::int64_t by_thread) {
+  using range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  const auto rows = static_cast<std::int64_t>(row_ptr.extent(0)) - 1;
+  std::int64_t count = 0;
+  Kokkos::parallel_reduce("tessera::count_long_rows", range(exec, 0, rows > 0 ? rows : 0),
+                          KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& acc) {
+                            acc += static_cast<std::int64_t>(row_ptr(r + 1) - row_ptr(r)) > by_thread ? 1 : 0;
+                          },
+                          count);
+  Kokkos::View<std::int64_t*, typename RowPtr::memory_space> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::long_rows"),
+                                                                 static_cast<std::size_t>(count));
+  if (count == 0) return out;
+  Kokkos::parallel_scan("tessera::list_long_rows", range(exec, 0, rows),
+                        KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& before, const bool final) {
+                          if (static_cast<std::int64_t>(row_ptr(r + 1) - row_ptr(r)) > by_thread) {
+                            if (final) out(before) = r;
+                            ++before;
+                          }
+                        });
+  return out;
+}
+
+/// Threads a team sorts one long row with (team_bitonic_sort): a GPU block; one on host spaces.
+template <class ExecSpace>
+inline constexpr int row_sort_team = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : 256;
+
+/// Rows longer than this are sorted by a team where the device algorithms run.
+inline constexpr std::int64_t team_sorted_row = 64;
+
+namespace detail {
+/// sort_rows' device path: rows up to team_sorted_row by their own thread, longer ones by a team.
+template <class ExecSpace, class RowPtr, class Cols, class Values>
+void sort_rows_on_device(const ExecSpace& exec, const RowPtr& row_ptr, const Cols& cols, const Values& values) {
+  const auto rows = static_cast<std::int64_t>(row_ptr.extent(0)) - 1;
+  const std::int64_t by_thread = team_sorted_row;
+  Kokkos::parallel_for(
+      "tessera::sort_rows", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, rows),
+      KOKKOS_LAMBDA(const std::int64_t r) {
+        const auto begin = row_ptr(r);
+        const auto length = static_cast<std::int64_t>(row_ptr(r + 1) - begin);
+        if (length <= by_thread) sort_by_key(cols.data() + begin, values.data() + begin, length);
+      });
+  const auto long_rows = list_long_rows(exec, row_ptr, by_thread);
+  if (long_rows.extent(0) == 0) return;
+  using team_policy = Kokkos::TeamPolicy<ExecSpace>;
+  Kokkos::parallel_for("tessera::sort_rows_by_team",
+                       team_policy(exec, static_cast<int>(long_rows.extent(0)), row_sort_team<ExecSpace>),
+                       KOKKOS_LAMBDA(const typename team_policy::member_type& m) {
+                         const std::int64_t r = long_rows(m.league_rank());
+                         const auto begin = row_ptr(r);
+                         team_bitonic_sort(m, cols.data() + begin, values.data() + begin,
+                                           static_cast<std::int64_t>(row_ptr(r + 1) - begin));
+                       });
+}
+}  // namespace detail
+
 /// Sort every row of a CSR matrix by column, values alongside, in parallel over rows (in place).
 /// `row_ptr` has rows + 1 entries; `cols` and `values` are the matrix's entries (non-negative
 /// integer columns). On execution spaces that run on the host, long rows are radix-sorted;
-/// elsewhere heap-sorted.
+/// elsewhere rows of up to team_sorted_row entries are sorted by their own thread and longer ones
+/// by a team (columns are distinct within a row, so the result is unique).
 template <class ExecSpace, class RowPtr, class Cols, class Values>
 void sort_rows(const ExecSpace& exec, const RowPtr& row_ptr, const Cols& cols, const Values& values) {
   const auto rows = static_cast<std::int64_t>(row_ptr.extent(0)) - 1;
   if (rows <= 0) return;
   const Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>> policy(exec, 0, rows);
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+  if constexpr (!uses_device_algorithms<ExecSpace>) {
     Kokkos::parallel_for("tessera::sort_rows", policy, [=](const std::int64_t r) {
       const auto begin = row_ptr(r);
       host_sort_by_key(cols.data() + begin, values.data() + begin, static_cast<std::int64_t>(row_ptr(r + 1) - begin));
     });
   } else {
-    Kokkos::parallel_for(
-        "tessera::sort_rows", policy, KOKKOS_LAMBDA(const std::int64_t r) {
-          const auto begin = row_ptr(r);
-          sort_by_key(cols.data() + begin, values.data() + begin, static_cast<std::int64_t>(row_ptr(r + 1) - begin));
-        });
+    (void)policy;
+    detail::sort_rows_on_device(exec, row_ptr, cols, values);
   }
   exec.fence();
 }

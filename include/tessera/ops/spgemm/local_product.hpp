@@ -8,6 +8,8 @@
 #include "../../kernels/sort_rows.hpp"
 #include "../../kernels/spgemm_esc.hpp"
 #include "../../kernels/spgemm_gustavson.hpp"
+#include "../../core/device_algorithms.hpp"
+#include "referenced_rows_on_device.hpp"
 #include "../../matrix/convert.hpp"
 #include "../../matrix/detail/compress_columns.hpp"
 #include "../../matrix/dist_matrix.hpp"
@@ -172,20 +174,19 @@ local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, con
   return {block, col_map};
 }
 
-/// Plus-times through Kokkos-Kernels: B's fetched rows get compressed local
-/// columns, KokkosSparse multiplies, rows are sorted. Returns C's local block and column map.
+/// Plus-times through Kokkos-Kernels on B^ (compressed_operand: the referenced rows of B with
+/// compressed local columns): KokkosSparse multiplies, rows are sorted. Returns C's local block
+/// and column map (B^'s).
 template <matrix_value T, matrix_policy Policy>
-local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a, const fetched_rows<T>& fetched, global_index b_cols) {
+local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a,
+                                                 const compressed_operand<T, typename Policy::memory_space>& b_hat) {
   using mem = typename Policy::memory_space;
   using exec = typename Policy::execution_space;
   using crs = KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type>;
-  const auto [used, b_local] = compress_columns(fetched.cols, b_cols);
   const auto& block = a.local();
   const crs a_crs("tessera::spgemm::A", block.rows, block.cols, block.nnz(), block.values, block.row_ptr, block.col_idx);
-  const crs b_crs("tessera::spgemm::B", block.cols, static_cast<local_index>(used.size()),
-                  static_cast<offset_type>(fetched.values.size()), to_view<T, mem>(fetched.values, "tessera::spgemm::b_val"),
-                  to_view<offset_type, mem>(fetched.ptr, "tessera::spgemm::b_ptr"),
-                  to_view<local_index, mem>(b_local, "tessera::spgemm::b_col"));
+  const crs b_crs("tessera::spgemm::B", block.cols, static_cast<local_index>(b_hat.col_map.extent(0)),
+                  static_cast<offset_type>(b_hat.values.extent(0)), b_hat.values, b_hat.ptr, b_hat.cols);
   KokkosKernels::Experimental::KokkosKernelsHandle<offset_type, local_index, T, exec, mem, mem> handle;
   handle.create_spgemm_handle(KokkosSparse::SPGEMM_KK);
   crs c;
@@ -196,12 +197,21 @@ local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a
   kernels::sort_rows(exec{}, c.graph.row_map, c.graph.entries, c.values);
   typename dist_matrix<T, Policy>::local_block_type out;
   out.rows = block.rows;
-  out.cols = static_cast<local_index>(used.size());
+  out.cols = static_cast<local_index>(b_hat.col_map.extent(0));
   out.row_ptr = decltype(out.row_ptr)("tessera::spgemm::row_ptr", c.graph.row_map.extent(0));
   Kokkos::deep_copy(out.row_ptr, c.graph.row_map);
   out.col_idx = c.graph.entries;
   out.values = c.values;
-  return {out, to_view<global_index, mem>(used, "tessera::spgemm::col_map")};
+  return {out, b_hat.col_map};
+}
+
+/// B^ from the host-gathered rows: their global columns compressed on the host (the host
+/// algorithms' path; referenced_rows_on_device builds it where the device algorithms run).
+template <class T, class Mem>
+compressed_operand<T, Mem> compressed_on_host(const fetched_rows<T>& fetched, global_index b_cols) {
+  const auto [used, b_local] = compress_columns(fetched.cols, b_cols);
+  return {to_view<offset_type, Mem>(fetched.ptr, "tessera::spgemm::b_ptr"), to_view<local_index, Mem>(b_local, "tessera::spgemm::b_col"),
+          to_view<T, Mem>(fetched.values, "tessera::spgemm::b_val"), to_view<global_index, Mem>(used, "tessera::spgemm::col_map")};
 }
 
 /// This rank's rows of C from its rows of A and the rows of B they reference (not collective:
@@ -223,11 +233,17 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
       return multiply_gustavson(a, b, referenced, options.ring);
     }
   }
+  if constexpr (std::is_same_v<Semiring, semirings::plus_times> && uses_device_algorithms<exec>) {
+    if (plain && options.kernel != spgemm_kernel::esc) {  // B^ assembled on the device, not the host
+      if (options.batches != nullptr) *options.batches = 1;
+      return multiply_kokkos_kernels<T, Policy>(a, referenced_rows_on_device(b, referenced));
+    }
+  }
   const auto fetched = gather_referenced_rows(b, referenced);
   if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
     if (plain && options.kernel != spgemm_kernel::esc) {
       if (options.batches != nullptr) *options.batches = 1;
-      return multiply_kokkos_kernels<T, Policy>(a, fetched, b.num_cols());
+      return multiply_kokkos_kernels<T, Policy>(a, compressed_on_host<T, mem>(fetched, b.num_cols()));
     }
   }
 

@@ -1,0 +1,158 @@
+#pragma once
+/// @file
+/// B^, the rows of B that A's local columns reference (B's own rows read in place, fetched rows
+/// from the fetch), assembled in B's memory space by kernels, with compressed local columns:
+/// what a device SpGEMM multiplies A by. The host touches only the fetched rows (MPI staging)
+/// and, when rows were fetched, the merge of two sorted column lists.
+
+#include "../../core/index_types.hpp"
+#include "../../matrix/to_view.hpp"
+#include "../../matrix/dist_matrix.hpp"
+#include "fetch.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
+namespace tessera::detail {
+
+/// B^ as compressed rows in memory space Mem: row c is the row of B that A's local column c names;
+/// columns are local to `col_map` (sorted, every one of them used).
+template <class T, class Mem>
+struct compressed_operand {
+  Kokkos::View<offset_type*, Mem> ptr;
+  Kokkos::View<local_index*, Mem> cols;
+  Kokkos::View<T*, Mem> values;
+  Kokkos::View<global_index*, Mem> col_map;
+};
+
+/// Position of each of `wanted` in the sorted `space` (every one is there).
+template <class Exec, class Mem>
+Kokkos::View<local_index*, Mem> positions_in(const Exec& exec, const Kokkos::View<const global_index*, Mem>& wanted,
+                                             const Kokkos::View<const global_index*, Mem>& space) {
+  Kokkos::View<local_index*, Mem> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::positions"),
+                                      wanted.extent(0));
+  const std::size_t n = space.extent(0);
+  Kokkos::parallel_for("tessera::spgemm::positions", Kokkos::RangePolicy<Exec>(exec, 0, wanted.extent(0)),
+                       KOKKOS_LAMBDA(const std::size_t k) {
+                         const global_index g = wanted(k);
+                         std::size_t first = 0, count = n;
+                         while (count > 0) {
+                           const std::size_t half = count / 2;
+                           if (space(first + half) < g) {
+                             first += half + 1;
+                             count -= half + 1;
+                           } else {
+                             count = half;
+                           }
+                         }
+                         out(k) = static_cast<local_index>(first);
+                       });
+  return out;
+}
+
+/// B^ on B's execution space (see the file's comment).
+template <matrix_value T, matrix_policy Policy>
+compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(const dist_matrix<T, Policy>& b,
+                                                                               const referenced_rows<T>& fetched) {
+  using exec = typename Policy::execution_space;
+  using mem = typename Policy::memory_space;
+  using range = Kokkos::RangePolicy<exec>;
+  using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  const exec space{};
+  const auto b_ptr = b.local().row_ptr;
+  const auto b_col = b.local().col_idx;
+  const auto b_val = b.local().values;
+  const Kokkos::View<const global_index*, mem> b_map = b.col_map();
+  const std::size_t rows = fetched.source.size();
+  const auto source = to_view<local_index, mem>(fetched.source, "tessera::spgemm::source");
+  const auto f_ptr = to_view<offset_type, mem>(fetched.ptr, "tessera::spgemm::fetched_ptr");
+  const auto f_col = to_view<global_index, mem>(fetched.cols, "tessera::spgemm::fetched_cols");
+  const auto f_val = to_view<T, mem>(fetched.values, "tessera::spgemm::fetched_values");
+
+  // Every column B^ may hold: B's column map, merged with the fetched rows' columns (on the host:
+  // both lists are sorted; the fetched ones arrived through the host anyway).
+  Kokkos::View<const global_index*, mem> all_columns = b_map;
+  Kokkos::View<const local_index*, mem> b_position, f_position;  // into all_columns; empty: the identity
+  if (!fetched.cols.empty()) {
+    std::vector<global_index> received = fetched.cols;
+    std::sort(received.begin(), received.end());
+    received.erase(std::unique(received.begin(), received.end()), received.end());
+    const auto own = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b_map);
+    std::vector<global_index> merged;
+    merged.reserve(own.extent(0) + received.size());
+    std::set_union(own.data(), own.data() + own.extent(0), received.begin(), received.end(), std::back_inserter(merged));
+    Kokkos::View<global_index*, mem> columns(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::columns"),
+                                             merged.size());
+    Kokkos::deep_copy(columns, Kokkos::View<const global_index*, Kokkos::HostSpace, unmanaged>(merged.data(), merged.size()));
+    all_columns = columns;
+    b_position = positions_in<exec, mem>(space, b_map, all_columns);
+    f_position = positions_in<exec, mem>(space, Kokkos::View<const global_index*, mem>(f_col), all_columns);
+  }
+  const bool identity = fetched.cols.empty();
+
+  compressed_operand<T, mem> out;
+  out.ptr = Kokkos::View<offset_type*, mem>("tessera::spgemm::bhat_ptr", rows + 1);
+  const auto ptr = out.ptr;
+  Kokkos::parallel_scan("tessera::spgemm::bhat_ptr", range(space, 0, rows),
+                        KOKKOS_LAMBDA(const std::size_t c, offset_type& before, const bool final) {
+                          const local_index s = source(c);
+                          const offset_type length = s >= 0 ? b_ptr(s + 1) - b_ptr(s) : f_ptr(-s) - f_ptr(-s - 1);
+                          before += length;
+                          if (final) ptr(c + 1) = before;
+                        });
+  offset_type nnz = 0;
+  Kokkos::deep_copy(nnz, Kokkos::subview(out.ptr, rows));
+
+  // Which columns B^ uses, then their compressed numbering.
+  const Kokkos::View<int*, mem> used("tessera::spgemm::used", all_columns.extent(0));
+  // An entry's column in all_columns: B's own rows through b_position (or as they are, when
+  // nothing was fetched), fetched rows through f_position.
+  Kokkos::parallel_for("tessera::spgemm::mark_columns", range(space, 0, rows), KOKKOS_LAMBDA(const std::size_t c) {
+    const local_index s = source(c);
+    const offset_type begin = s >= 0 ? b_ptr(s) : f_ptr(-s - 1), end = s >= 0 ? b_ptr(s + 1) : f_ptr(-s);
+    for (offset_type e = begin; e < end; ++e) {
+      const local_index j = s >= 0 ? (identity ? b_col(e) : b_position(b_col(e))) : f_position(e);
+      Kokkos::atomic_or(&used(j), 1);
+    }
+  });
+  const Kokkos::View<local_index*, mem> renumber(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::renumber"),
+                                                 all_columns.extent(0));
+  local_index kept = 0;
+  Kokkos::parallel_reduce("tessera::spgemm::count_used", range(space, 0, all_columns.extent(0)),
+                          KOKKOS_LAMBDA(const std::size_t j, local_index& acc) { acc += used(j) ? 1 : 0; }, kept);
+  Kokkos::parallel_scan("tessera::spgemm::renumber", range(space, 0, all_columns.extent(0)),
+                        KOKKOS_LAMBDA(const std::size_t j, local_index& before, const bool final) {
+                          if (final) renumber(j) = before;
+                          before += used(j) ? 1 : 0;
+                        });
+  out.col_map = Kokkos::View<global_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::col_map"),
+                                                 static_cast<std::size_t>(kept));
+  const auto col_map = out.col_map;
+  Kokkos::parallel_for("tessera::spgemm::col_map", range(space, 0, all_columns.extent(0)), KOKKOS_LAMBDA(const std::size_t j) {
+    if (used(j)) col_map(renumber(j)) = all_columns(j);
+  });
+
+  out.cols = Kokkos::View<local_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::bhat_cols"),
+                                             static_cast<std::size_t>(nnz));
+  out.values = Kokkos::View<T*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::bhat_values"),
+                                     static_cast<std::size_t>(nnz));
+  const auto cols = out.cols;
+  const auto values = out.values;
+  Kokkos::parallel_for("tessera::spgemm::bhat_fill", range(space, 0, rows), KOKKOS_LAMBDA(const std::size_t c) {
+    const local_index s = source(c);
+    const offset_type begin = s >= 0 ? b_ptr(s) : f_ptr(-s - 1), end = s >= 0 ? b_ptr(s + 1) : f_ptr(-s);
+    offset_type at = ptr(c);
+    for (offset_type e = begin; e < end; ++e, ++at) {
+      const local_index j = s >= 0 ? (identity ? b_col(e) : b_position(b_col(e))) : f_position(e);
+      cols(at) = renumber(j);
+      values(at) = s >= 0 ? b_val(e) : f_val(e);
+    }
+  });
+  space.fence();
+  return out;
+}
+
+}  // namespace tessera::detail
