@@ -36,6 +36,7 @@ struct options {
   std::int64_t batch = 0;
   bool check = false;
   bool quiet = false;
+  bool trace = false;
 };
 
 [[noreturn]] void usage(int code) {
@@ -57,9 +58,11 @@ How to run:
   --mode spmm|spgemm        dense Y (default) or sparse Y
   --parallel data|model     W replicated, images split (default); or W and Y split by neurons
   --backend rma|progress|aggregator
-  --batch B           images per dense batch in spmm mode (default: about 4 MiB of Y)
+  --batch B           images per dense batch in spmm mode (default: about 4 MiB of Y on host
+                      cores, every image at once on a device)
   --check             also run the serial reference on rank 0: exit 1 on mismatch
   --quiet             only the JSON line
+  --trace             a line per layer: seconds so far and what is still alive
 )",
              code == 0 ? stdout : stderr);
   std::exit(code);
@@ -99,6 +102,7 @@ options parse(int argc, char** argv) {
     else if (a == "--backend") o.backend = value();
     else if (a == "--check") o.check = true;
     else if (a == "--quiet") o.quiet = true;
+    else if (a == "--trace") o.trace = true;
     else if (a == "--mode") {
       const auto v = value();
       if (v != "spmm" && v != "spgemm") usage(2);
@@ -199,7 +203,7 @@ int run(const options& o, const tessera::communicator& world) {
   settings.batch = o.batch;
   if (!o.quiet)
     settings.on_layer = [&](int layer, double seconds, std::int64_t count) {
-      if (seconds > 3.0)
+      if (o.trace || seconds > 3.0)
         fmt::print("  layer {:4}/{}  {:8.2f} s  {} {}\n", layer, o.layers, seconds, count,
                    o.product == spdnn::mode::spgemm ? "nonzeros" : "live images in this batch");
     };
