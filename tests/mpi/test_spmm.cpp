@@ -108,6 +108,37 @@ TEST_CASE_TEMPLATE("spmm with a block-diagonal A sends nothing", P, policy<row_b
   CHECK(reduce_traffic(comm, "spmm").total == traffic{});
 }
 
+TEST_CASE("a plan that fetches nothing serves every width; one that fetches refuses another width on every rank") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto diagonal = block_diagonal<P>(comm, 17);
+  dist_dense<double, P> wide(comm, 17, 8);
+  wide.fill(x_value);
+  auto& plan = spmm_plan_for(diagonal, wide);
+  CHECK(plan.any_width());
+  const std::size_t kept = diagonal.plan_cache().size();
+  for (const global_index k : {3, 1, 8, 0}) {
+    dist_dense<double, P> x(comm, 17, k), y(comm, diagonal.mapping(), k);
+    x.fill(x_value);
+    CHECK(&spmm_plan_for(diagonal, x) == &plan);  // no new plan for a new width
+    plan.apply(diagonal, x, y);
+    const auto reference = reference_product(gather_to_all(diagonal), k);
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local());
+    for (std::size_t i = 0; i < host.extent(0); ++i)
+      for (std::size_t t = 0; t < host.extent(1); ++t)
+        REQUIRE(std::abs(host(i, t) - reference[static_cast<std::size_t>((y.row_begin() + static_cast<global_index>(i)) * k) + t]) <= 1e-12);
+  }
+  CHECK(diagonal.plan_cache().size() == kept);
+
+  // A banded A on several ranks fetches rows: its plan is for one width, and says so on every rank.
+  const auto banded = test::tridiagonal<P>(comm, 40);
+  dist_dense<double, P> x6(comm, 40, 6), x2(comm, 40, 2), y2(comm, banded.mapping(), 2);
+  auto& fetching = spmm_plan_for(banded, x6);
+  CHECK(fetching.any_width() == (comm.size() == 1));
+  if (comm.size() > 1)
+    test::require_rejected([&] { fetching.apply(banded, x2, y2); }, error_kind::dimension_mismatch, "not split as the plan expects");
+}
+
 TEST_CASE("spmm with a banded A fetches exactly the halo rows (mpi_rma)") {
   using P = policy<row_block, csr, mpi_rma>;
   const auto& comm = test::world();

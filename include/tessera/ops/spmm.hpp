@@ -261,19 +261,19 @@ class spmm_plan {
       detail::require_same_ranks("spmm", comm_, y.comm(), "Y");
       detail::require_no_alias("spmm", y.local(), "Y", x.local(), "X");
       detail::require_no_alias("spmm", y.local(), "Y", block.values, "A's values");
-      TESSERA_REQUIRE(x.mapping() == x_rows_ && x.num_vectors() == k_, dimension_mismatch,
+      TESSERA_REQUIRE(fits(x.mapping(), x.num_vectors(), options_), dimension_mismatch,
                       "spmm: X ({} x {}) is not split as the plan expects ({} x {})", x.num_rows(), x.num_vectors(),
                       x_rows_.global_rows(), k_);
-      TESSERA_REQUIRE(same_rows(y.mapping(), a.mapping()) && y.num_vectors() == k_, dimension_mismatch,
-                      "spmm: Y ({} x {}) must be split like A's rows, with {} columns", y.num_rows(), y.num_vectors(),
-                      k_);
+      TESSERA_REQUIRE(same_rows(y.mapping(), a.mapping()) && y.num_vectors() == x.num_vectors(), dimension_mismatch,
+                      "spmm: Y ({} x {}) must be split like A's rows, with X's {} columns", y.num_rows(), y.num_vectors(),
+                      x.num_vectors());
       TESSERA_REQUIRE(a.local_rows() == rows_ && structure_.matches(block.row_ptr, block.col_idx, a.col_map()),
                       invalid_argument,
                       "spmm: A's sparsity structure differs from the one the plan was made for; make a new plan "
                       "(spmm(A, X) makes one per matrix)");
     });
     stats_scope scope(comm_, "spmm");
-    const auto k = static_cast<std::size_t>(k_);
+    const auto k = static_cast<std::size_t>(x.num_vectors());  // k_ unless the plan serves any width
     auto& ws = *workspace_;
     ws.reserve_halo(static_cast<std::size_t>(halo_rows_));
     using window_matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename window_type::memory_space,
@@ -332,13 +332,20 @@ class spmm_plan {
   /// Owners that pack this rank's rows into one block (fetched with one get each).
   [[nodiscard]] std::size_t packed_owners() const noexcept { return packed_owners_; }
   [[nodiscard]] global_index num_vectors() const noexcept { return k_; }
+  /// Whether the plan multiplies X of any width, not only num_vectors(): when no rank fetches rows
+  /// of X (one rank, a block-diagonal A, data-parallel SpDNN) nothing the plan holds depends on
+  /// the width, with tessera's kernel. SpDNN's batches shrink as images die: one plan per layer
+  /// serves every width (on a GPU, remaking a plan per layer and width cost more than the products).
+  [[nodiscard]] bool any_width() const noexcept { return !anyone_fetches_ && options_.kernel == spmm_kernel::tessera; }
   /// The row split of X the plan was made for.
   [[nodiscard]] const mapping_type& x_rows() const noexcept { return x_rows_; }
   [[nodiscard]] const spmm_options& options() const noexcept { return options_; }
   /// Whether this plan is the one for an X split by `x_rows` with `k` columns, under `options`.
   [[nodiscard]] bool fits(const mapping_type& x_rows, global_index k, const spmm_options& options) const {
-    return k == k_ && options.kernel == options_.kernel &&
-           options.streaming_store_bytes == options_.streaming_store_bytes && x_rows == x_rows_;
+    // X's mapping carries its width: another width is the same split when the rows are.
+    const bool same_split = k == k_ ? x_rows == x_rows_ : any_width() && same_rows(x_rows, x_rows_);
+    return same_split && options.kernel == options_.kernel &&
+           options.streaming_store_bytes == options_.streaming_store_bytes;
   }
 
  private:
