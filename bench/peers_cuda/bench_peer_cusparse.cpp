@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   const bool has_matrix = ops.find("spmm") != std::string::npos || ops.find("spgemm") != std::string::npos ||
                           ops.find("transpose") != std::string::npos;
   if (!has_matrix) rest.insert(rest.end(), {const_cast<char*>("--random"), const_cast<char*>("1")});
-  const auto pa = tessera::bench::peer::parse(static_cast<int>(rest.size()), rest.data());
+  auto pa = tessera::bench::peer::parse(static_cast<int>(rest.size()), rest.data());
   tessera::environment env(pa.rest_count, pa.rest_argv);
   const auto& comm = env.world();
   if (comm.size() != 1) {
