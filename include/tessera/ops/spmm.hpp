@@ -246,8 +246,12 @@ class spmm_plan {
     anyone_fetches_ = fetches[0] > 0;
     const auto my_rows = static_cast<std::size_t>(x_rows.extents(comm_.rank()).rows);
     if (anyone_fetches_) plan_packing(my_rows);  // no exchange (and no traffic) when nobody fetches
-    workspace_ = detail::spmm_workspace<T, Policy>::shared(comm_, x_rows, k_);
-    workspace_->reserve_staging(packed_base_ + pack_rows_.size() * static_cast<std::size_t>(k_));
+    // Windows to stage X in only where someone fetches (agreed: every rank makes them or none):
+    // for a width of 65,536 on a GPU they were two host windows of 256 MiB, allocated for nothing.
+    if (anyone_fetches_) {
+      workspace_ = detail::spmm_workspace<T, Policy>::shared(comm_, x_rows, k_);
+      workspace_->reserve_staging(packed_base_ + pack_rows_.size() * static_cast<std::size_t>(k_));
+    }
     pack_rows_view_ = to_view<local_index, memory_space>(pack_rows_, "tessera::spmm::pack_rows");
   }
 
@@ -274,6 +278,10 @@ class spmm_plan {
     });
     stats_scope scope(comm_, "spmm");
     const auto k = static_cast<std::size_t>(x.num_vectors());  // k_ unless the plan serves any width
+    if (!anyone_fetches_) {
+      apply_local(block, x, y);
+      return;
+    }
     auto& ws = *workspace_;
     ws.reserve_halo(static_cast<std::size_t>(halo_rows_));
     using window_matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename window_type::memory_space,
@@ -354,6 +362,28 @@ class spmm_plan {
   void close(detail::spmm_workspace<T, Policy>& ws) {
     if constexpr (!is_passive_target<typename Policy::backend_type>)
       if (anyone_fetches_) ws.context->barrier();
+  }
+
+  // The product when no rank fetches: every row reads this rank's X, no staging, no barrier.
+  void apply_local(const rows_block& block, const dense_type& x, dense_type& y) {
+    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
+    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> no_halo;
+    if (options_.kernel == spmm_kernel::kokkos_kernels) {
+      apply_kokkos_kernels(block, x_local, no_halo, y);
+      return;
+    }
+    execution_space exec;
+    const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
+    if (x.num_vectors() > 0) {
+      kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, interior_rows_, interior_state_, block.row_ptr,
+                                                                     block.col_idx, block.values, sources_, x_local,
+                                                                     no_halo, y.local(), streaming);
+      if (boundary_rows_.extent(0) > 0)  // none: a boundary row reads a fetched row
+        kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, boundary_rows_, boundary_state_,
+                                                                       block.row_ptr, block.col_idx, block.values, sources_,
+                                                                       x_local, no_halo, y.local(), streaming);
+    }
+    exec.fence();
   }
 
   // X gathered in A's column-map order (LayoutLeft, as Kokkos-Kernels' multivector spmv wants), then spmv.
