@@ -7,6 +7,8 @@
 #include "../../concepts/distribution.hpp"
 #include "../../core/error.hpp"
 #include "../../kernels/bucket_sort.hpp"
+#include "../../kernels/sort_rows.hpp"
+#include "../../matrix/to_view.hpp"
 #include "../../matrix/detail/route.hpp"
 #include "../../matrix/dist_matrix.hpp"
 #include "../../storage/coo.hpp"
@@ -45,12 +47,12 @@ device_entries<T, typename Policy::memory_space> entries_on_device(const dist_ma
   }
 }
 
-/// The entries of A that stay on this rank, written as rows and columns of A^T: primary(k) its
-/// local row of A^T, global_column(k) its global column (A's global row), value(k).
+/// The entries of A that stay on this rank, written as rows of A^T: primary(k) its local row of
+/// A^T, a_row(k) its local row of A (A^T's column, before numbering), value(k).
 template <class T, class Mem>
 struct transposed_entries {
   Kokkos::View<local_index*, Mem> primary;
-  Kokkos::View<global_index*, Mem> global_column;
+  Kokkos::View<local_index*, Mem> a_row;
   Kokkos::View<T*, Mem> value;
 };
 
@@ -68,13 +70,13 @@ triplets<T> split_staying(const Exec& space, const device_entries<T, Mem>& in,
   const auto col = in.col;
   const auto value = in.value;
   const auto primary = staying.primary;
-  const auto column = staying.global_column;
+  const auto column = staying.a_row;
   const auto out_value = staying.value;
   triplets<T> away;
   if (staying_count == n) {  // everything stays (one rank, or a block-diagonal A): no scan
     Kokkos::parallel_for("tessera::transpose_stay", range(space, 0, n), KOKKOS_LAMBDA(const offset_type e) {
       primary(e) = static_cast<local_index>(col_map(col(e)) - lo);
-      column(e) = a_first + row(e);
+      column(e) = row(e);
       out_value(e) = value(e);
       Kokkos::atomic_or(&used(row(e)), 1);
     });
@@ -93,7 +95,7 @@ triplets<T> split_staying(const Exec& space, const device_entries<T, Mem>& in,
           if (stays) {
             const offset_type k = before & low;
             primary(k) = static_cast<local_index>(j - lo);
-            column(k) = a_first + row(e);
+            column(k) = row(e);
             out_value(k) = value(e);
             Kokkos::atomic_or(&used(row(e)), 1);
           } else {
@@ -114,31 +116,11 @@ triplets<T> split_staying(const Exec& space, const device_entries<T, Mem>& in,
   return away;
 }
 
-/// Local column of A^T of every global column, by binary search in the sorted column map.
+/// The global ids a_first + i of the A rows with used(i) set, ascending, and per A row its
+/// position in that list (`position(i)`, meaningful where used(i)).
 template <class Exec, class Mem>
-void columns_by_search(const Exec& space, const Kokkos::View<const global_index*, Mem>& global_column,
-                       const Kokkos::View<const global_index*, Mem>& col_map, const Kokkos::View<local_index*, Mem>& out) {
-  const auto n = col_map.extent(0);
-  Kokkos::parallel_for("tessera::transpose_columns", Kokkos::RangePolicy<Exec>(space, 0, global_column.extent(0)),
-                       KOKKOS_LAMBDA(const std::size_t k) {
-                         const global_index g = global_column(k);
-                         std::size_t first = 0, count = n;
-                         while (count > 0) {
-                           const std::size_t half = count / 2;
-                           if (col_map(first + half) < g) {
-                             first += half + 1;
-                             count -= half + 1;
-                           } else {
-                             count = half;
-                           }
-                         }
-                         out(k) = static_cast<local_index>(first);
-                       });
-}
-
-/// The global ids a_first + i of the A rows with used(i) set, ascending.
-template <class Exec, class Mem>
-Kokkos::View<global_index*, Mem> used_rows(const Exec& space, const Kokkos::View<const int*, Mem>& used, global_index a_first) {
+Kokkos::View<global_index*, Mem> used_rows(const Exec& space, const Kokkos::View<const int*, Mem>& used, global_index a_first,
+                                           const Kokkos::View<local_index*, Mem>& position) {
   using range = Kokkos::RangePolicy<Exec>;
   const auto rows = static_cast<offset_type>(used.extent(0));
   offset_type count = 0;
@@ -148,12 +130,82 @@ Kokkos::View<global_index*, Mem> used_rows(const Exec& space, const Kokkos::View
                                        static_cast<std::size_t>(count));
   Kokkos::parallel_scan("tessera::transpose_used_rows", range(space, 0, rows),
                         KOKKOS_LAMBDA(const offset_type i, offset_type& before, const bool final) {
+                          if (final) position(i) = static_cast<local_index>(before);
                           if (used(i)) {
                             if (final) out(before) = a_first + i;
                             ++before;
                           }
                         });
   return out;
+}
+
+/// Position of a_first + i in the sorted `columns`, for every used A row i (binary search: used
+/// when arrived columns were merged in).
+template <class Exec, class Mem>
+void positions_after_merge(const Exec& space, const Kokkos::View<const int*, Mem>& used, global_index a_first,
+                           const Kokkos::View<const global_index*, Mem>& columns, const Kokkos::View<local_index*, Mem>& position) {
+  const std::size_t n = columns.extent(0);
+  Kokkos::parallel_for("tessera::transpose_positions", Kokkos::RangePolicy<Exec>(space, 0, used.extent(0)),
+                       KOKKOS_LAMBDA(const std::size_t i) {
+                         if (!used(i)) return;
+                         const global_index g = a_first + static_cast<global_index>(i);
+                         std::size_t first = 0, count = n;
+                         while (count > 0) {
+                           const std::size_t half = count / 2;
+                           if (columns(first + half) < g) {
+                             first += half + 1;
+                             count -= half + 1;
+                           } else {
+                             count = half;
+                           }
+                         }
+                         position(i) = static_cast<local_index>(first);
+                       });
+}
+
+/// A^T's rows by a counting sort: counts and slots by atomics (staying entries, then arrived ones),
+/// then each row sorted by column. Columns are distinct within a row of a transpose, so the
+/// result is the same whatever order the atomics scattered it in.
+template <class Exec, class T, class Mem>
+csr_block<T, Mem> rows_by_counting(const Exec& space, std::size_t rows, std::size_t columns, const transposed_entries<T, Mem>& staying,
+                                   const Kokkos::View<const local_index*, Mem>& position,
+                                   const Kokkos::View<const local_index*, Mem>& arrived_row,
+                                   const Kokkos::View<const local_index*, Mem>& arrived_column,
+                                   const Kokkos::View<const T*, Mem>& arrived_value) {
+  using range = Kokkos::RangePolicy<Exec>;
+  const auto n_stay = staying.value.extent(0), n_arrived = arrived_value.extent(0);
+  const auto primary = staying.primary;
+  const auto a_row = staying.a_row;
+  const auto stay_value = staying.value;
+  Kokkos::View<offset_type*, Mem> ptr("tessera::transpose_ptr", rows + 1);
+  Kokkos::parallel_for("tessera::transpose_count", range(space, 0, n_stay), KOKKOS_LAMBDA(const std::size_t k) {
+    Kokkos::atomic_fetch_add(&ptr(primary(k) + 1), offset_type{1});
+  });
+  Kokkos::parallel_for("tessera::transpose_count_arrived", range(space, 0, n_arrived), KOKKOS_LAMBDA(const std::size_t k) {
+    Kokkos::atomic_fetch_add(&ptr(arrived_row(k) + 1), offset_type{1});
+  });
+  Kokkos::parallel_scan("tessera::transpose_scan", range(space, 0, rows + 1),
+                        KOKKOS_LAMBDA(const std::size_t r, offset_type& partial, const bool final) {
+                          partial += ptr(r);
+                          if (final) ptr(r) = partial;
+                        });
+  Kokkos::View<offset_type*, Mem> cursor(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cursor"), rows);
+  Kokkos::deep_copy(space, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, rows)));
+  const std::size_t total = n_stay + n_arrived;
+  Kokkos::View<local_index*, Mem> cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cols"), total);
+  Kokkos::View<T*, Mem> values(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"), total);
+  Kokkos::parallel_for("tessera::transpose_scatter", range(space, 0, n_stay), KOKKOS_LAMBDA(const std::size_t k) {
+    const offset_type slot = Kokkos::atomic_fetch_add(&cursor(primary(k)), offset_type{1});
+    cols(slot) = position(a_row(k));
+    values(slot) = stay_value(k);
+  });
+  Kokkos::parallel_for("tessera::transpose_scatter_arrived", range(space, 0, n_arrived), KOKKOS_LAMBDA(const std::size_t k) {
+    const offset_type slot = Kokkos::atomic_fetch_add(&cursor(arrived_row(k)), offset_type{1});
+    cols(slot) = arrived_column(k);
+    values(slot) = arrived_value(k);
+  });
+  kernels::sort_rows(space, ptr, cols, values);
+  return {static_cast<local_index>(rows), static_cast<local_index>(columns), ptr, cols, values};
 }
 
 /// transpose_by_routing with every phase on A's execution space (see the file's comment). Both
@@ -195,8 +247,8 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
   transposed_entries<T, mem> staying{
       Kokkos::View<local_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_rows"),
                                       static_cast<std::size_t>(staying_count)),
-      Kokkos::View<global_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_global_cols"),
-                                       static_cast<std::size_t>(staying_count)),
+      Kokkos::View<local_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_a_rows"),
+                                      static_cast<std::size_t>(staying_count)),
       Kokkos::View<T*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"),
                             static_cast<std::size_t>(staying_count))};
   const Kokkos::View<int*, mem> used("tessera::transpose_used", static_cast<std::size_t>(a.local().num_rows()));
@@ -206,17 +258,18 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
                                     std::span<const global_index>(away.cols), std::span<const T>(away.values));
   away = {};
 
-  // A^T's column map: A's rows with a staying entry, merged with the arrived entries' columns.
-  Kokkos::View<global_index*, mem> columns = used_rows<exec, mem>(space, used, a_first);
-  const auto total = static_cast<std::size_t>(staying_count) + arrived.size();
-  Kokkos::View<local_index*, mem> primary = staying.primary;
-  Kokkos::View<global_index*, mem> global_column = staying.global_column;
-  Kokkos::View<T*, mem> value = staying.value;
+  // A^T's column map: A's rows with a staying entry, merged with the arrived entries' columns;
+  // position(i): the column of A^T that A's row i becomes.
+  const Kokkos::View<local_index*, mem> position(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_position"),
+                                                 used.extent(0));
+  Kokkos::View<global_index*, mem> columns = used_rows<exec, mem>(space, used, a_first, position);
   comm.collectively([&] {  // every rank, arrivals or not: the check is collective
     for (const global_index r : arrived.rows)
       TESSERA_REQUIRE(r >= lo && r < hi, internal, "row {} of the transpose reached rank {} but belongs to rank {}", r, me,
                       result_rows.row_owner(r));
   });
+  Kokkos::View<local_index*, mem> arrived_row, arrived_column;
+  Kokkos::View<T*, mem> arrived_value;
   if (arrived.size() > 0) {
     std::vector<global_index> received = arrived.cols;
     std::sort(received.begin(), received.end());
@@ -225,44 +278,35 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
     std::vector<global_index> merged;
     merged.reserve(own.extent(0) + received.size());
     std::set_union(own.data(), own.data() + own.extent(0), received.begin(), received.end(), std::back_inserter(merged));
+    using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
     columns = Kokkos::View<global_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_col_map"),
                                                merged.size());
-    Kokkos::deep_copy(columns, Kokkos::View<const global_index*, Kokkos::HostSpace>(merged.data(), merged.size()));
-    // The staying entries followed by the arrived ones (input order: a transpose has no duplicates).
-    primary = Kokkos::View<local_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_rows"), total);
-    global_column = Kokkos::View<global_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_global_cols"), total);
-    value = Kokkos::View<T*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"), total);
-    const auto head = std::make_pair(std::size_t{0}, static_cast<std::size_t>(staying_count));
-    const auto tail = std::make_pair(static_cast<std::size_t>(staying_count), total);
-    Kokkos::deep_copy(Kokkos::subview(primary, head), staying.primary);
-    Kokkos::deep_copy(Kokkos::subview(global_column, head), staying.global_column);
-    Kokkos::deep_copy(Kokkos::subview(value, head), staying.value);
-    std::vector<local_index> arrived_rows(arrived.size());
-    for (std::size_t k = 0; k < arrived.size(); ++k) arrived_rows[k] = static_cast<local_index>(arrived.rows[k] - lo);
-    using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-    Kokkos::deep_copy(Kokkos::subview(primary, tail), Kokkos::View<local_index*, Kokkos::HostSpace, unmanaged>(arrived_rows.data(), arrived.size()));
-    Kokkos::deep_copy(Kokkos::subview(global_column, tail), Kokkos::View<global_index*, Kokkos::HostSpace, unmanaged>(arrived.cols.data(), arrived.size()));
-    Kokkos::deep_copy(Kokkos::subview(value, tail), Kokkos::View<T*, Kokkos::HostSpace, unmanaged>(arrived.values.data(), arrived.size()));
+    Kokkos::deep_copy(columns, Kokkos::View<const global_index*, Kokkos::HostSpace, unmanaged>(merged.data(), merged.size()));
+    positions_after_merge<exec, mem>(space, used, a_first, columns, position);
+    // The arrived entries' rows and columns numbered on the host (they came through it anyway).
+    std::vector<local_index> rows_here(arrived.size()), columns_here(arrived.size());
+    for (std::size_t k = 0; k < arrived.size(); ++k) {
+      rows_here[k] = static_cast<local_index>(arrived.rows[k] - lo);
+      columns_here[k] = static_cast<local_index>(std::lower_bound(merged.begin(), merged.end(), arrived.cols[k]) - merged.begin());
+    }
+    arrived_row = to_view<local_index, mem>(rows_here, "tessera::transpose_arrived_rows");
+    arrived_column = to_view<local_index, mem>(columns_here, "tessera::transpose_arrived_cols");
+    arrived_value = to_view<T, mem>(arrived.values, "tessera::transpose_arrived_values");
   }
   comm.collectively([&] {
     TESSERA_REQUIRE(columns.extent(0) <= static_cast<std::size_t>(INT_MAX), unsupported,
                     "rank {} touches {} distinct columns; at most {} are supported", me, columns.extent(0), INT_MAX);
   });
-  const Kokkos::View<local_index*, mem> local_column(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_local_cols"), total);
-  columns_by_search<exec, mem>(space, global_column, columns, local_column);
-
-  // Rows of A^T by a counting sort, each row sorted by column (unique in a transpose: the same
-  // result whatever order the device's atomics scattered it in).
-  const auto grouped = kernels::group_and_sort<exec, local_index, T, mem>(space, static_cast<local_index>(my_rows), primary,
-                                                                          local_column, value);
+  const auto rows_of_at = rows_by_counting<exec, T, mem>(space, my_rows, columns.extent(0), staying, position, arrived_row,
+                                                         arrived_column, arrived_value);
   const auto block_rows = static_cast<local_index>(my_rows);
   const auto block_cols = static_cast<local_index>(columns.extent(0));
   typename matrix::local_block_type block;
   if constexpr (std::same_as<storage, csr>) {
-    block = {block_rows, block_cols, grouped.ptr, grouped.keys, grouped.values};
+    block = rows_of_at;
   } else {
-    auto row_idx = kernels::expand_groups<exec, mem>(space, grouped.ptr);
-    block = storage::from_coo(space, coo_block<T, mem>{block_rows, block_cols, row_idx, grouped.keys, grouped.values});
+    auto row_idx = kernels::expand_groups<exec, mem>(space, rows_of_at.row_ptr);
+    block = storage::from_coo(space, coo_block<T, mem>{block_rows, block_cols, row_idx, rows_of_at.col_idx, rows_of_at.values});
   }
   space.fence();
   return matrix(comm, result_rows, std::move(block), std::move(columns), a.global_nnz());
