@@ -280,7 +280,8 @@ bool grid_rows_on_nodes(process_grid grid, int ranks_per_node) {
   return true;
 }
 
-TEST_CASE_TEMPLATE("bsgemm reads a node-shared A in place: no transfer, the same C", B, mpi_rma, aggregator) {
+TEST_CASE_TEMPLATE("bsgemm reads a node-shared A in place: no transfer, the same C" * doctest::skip(test::shared_windows_disabled()),
+                   B, mpi_rma, aggregator) {
   const auto& comm = test::world();
   const auto pr = irregular_problem();
   // The default budget (one chunk) and a small one (many blocks and chunks), on both tile kernels.
@@ -340,7 +341,8 @@ TEST_CASE_TEMPLATE("bsgemm reads a node-shared A in place: no transfer, the same
       }
 }
 
-TEST_CASE("bsgemm reads A in place only when its grid row shares a node (emulated nodes)") {
+TEST_CASE("bsgemm reads A in place only when its grid row shares a node (emulated nodes)" *
+          doctest::skip(test::shared_windows_disabled())) {
   const auto& comm = test::world();
   const auto pr = irregular_problem();
   for (const int ranks_per_node : {1, 2, 3})  // 3 at 4 ranks: nodes {0, 1, 2} and {3}
@@ -360,7 +362,8 @@ TEST_CASE("bsgemm reads A in place only when its grid row shares a node (emulate
     }
 }
 
-TEST_CASE("share_on_node keeps the matrix, and a new View makes it private again") {
+TEST_CASE("share_on_node keeps the matrix, and a new View makes it private again" *
+          doctest::skip(test::shared_windows_disabled())) {
   const auto& comm = test::world();
   const auto pr = irregular_problem();
   const auto grid = grids_of(comm.size()).back();

@@ -22,7 +22,8 @@ error_kind kind_on_every_rank(const communicator& comm, auto&& local_work) {
 
 }  // namespace
 
-TEST_CASE("node_shared_array: each rank reads its node peers' parts in place") {
+TEST_CASE("node_shared_array: each rank reads its node peers' parts in place" *
+          doctest::skip(test::shared_windows_disabled())) {
   const auto& comm = test::world();
   const int me = comm.rank(), p = comm.size();
   for (const int ranks_per_node : {0, 1, 2}) {
@@ -56,7 +57,8 @@ TEST_CASE("node_shared_array: each rank reads its node peers' parts in place") {
   }
 }
 
-TEST_CASE("node_shared_array ids agree across ranks and differ between arrays") {
+TEST_CASE("node_shared_array ids agree across ranks and differ between arrays" *
+          doctest::skip(test::shared_windows_disabled())) {
   const auto& comm = test::world();
   node_shared_array<int> first(comm, 4), second(comm, 0);
   CHECK(second.id() > first.id());
@@ -77,7 +79,7 @@ TEST_CASE("node_shared_array ids agree across ranks and differ between arrays") 
   CHECK(third.id() > second.id());
 }
 
-TEST_CASE("node_shared_array rejects bad input on every rank") {
+TEST_CASE("node_shared_array rejects bad input on every rank" * doctest::skip(test::shared_windows_disabled())) {
   const auto& comm = test::world();
   const int me = comm.rank(), p = comm.size();
   if (p > 1)

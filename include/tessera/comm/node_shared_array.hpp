@@ -108,7 +108,13 @@ class node_shared_array {
     const int status = MPI_Win_allocate_shared(static_cast<MPI_Aint>(n * sizeof(T)), static_cast<int>(sizeof(T)),
                                                info, node_, &base, &window_);
     MPI_Info_free(&info);
-    TESSERA_MPI(status);
+    if (status != MPI_SUCCESS)
+      throw error(error_kind::mpi_error,
+                  fmt::format("node-shared memory: this MPI refused a shared-memory window (MPI_Win_allocate_shared: {}); "
+                              "Open MPI makes them with its osc sm component, which OMPI_MCA_osc=pt2pt (or any list "
+                              "without sm) turns off",
+                              detail::mpi_error_string(status)),
+                  __FILE__, __LINE__);
     TESSERA_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
     locked_ = true;
     local_ = {static_cast<T*>(base), n};
