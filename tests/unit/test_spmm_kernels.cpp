@@ -27,7 +27,7 @@ struct host_problem {
 };
 
 // A skewed matrix: row lengths cycle through the kernel's edge cases, columns random.
-host_problem skewed_problem(std::mt19937& gen) {
+host_problem skewed_problem(std::mt19937& gen, bool all_local = false) {
   constexpr offset_type segment = kernels::spmm_row_schedule<Kokkos::HostSpace>::segment_entries;
   const std::vector<offset_type> lengths{0, 1, 3, segment - 1, segment, segment + 1, 2 * segment, 5, 0, 3000, 17, 2 * segment + 7};
   host_problem p;
@@ -37,7 +37,7 @@ host_problem skewed_problem(std::mt19937& gen) {
   std::uniform_int_distribution<local_index> col(0, columns - 1);
   std::uniform_real_distribution<double> val(-1, 1);
   for (local_index c = 0; c < columns; ++c) {
-    const bool is_local = c % 3 != 0;
+    const bool is_local = all_local || c % 3 != 0;
     p.local.push_back(is_local ? 1 : 0);
     p.source_row.push_back(static_cast<local_index>(is_local ? (c * 7) % p.local_rows : (c * 5) % p.halo_rows));
   }
@@ -74,11 +74,12 @@ Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> random
 
 // Every row of `rows` (a subset, in a scrambled order) computed by the balanced kernel or the row
 // loop on Space, against a serial sum; rows not listed must keep the sentinel.
+// direct: every source local, and the balanced kernel reads each entry's row of X from x_row.
 template <class Space>
-void kernel_matches_serial_sum(bool balanced) {
+void kernel_matches_serial_sum(bool balanced, bool direct = false) {
   using mem = typename Space::memory_space;
   std::mt19937 gen(5);
-  const auto p = skewed_problem(gen);
+  const auto p = skewed_problem(gen, direct);
   const std::size_t n_rows = p.row_ptr.size() - 1;
   std::vector<local_index> listed;
   for (std::size_t r = 0; r < n_rows; ++r)
@@ -92,6 +93,11 @@ void kernel_matches_serial_sum(bool balanced) {
   const auto rows = device_copy<Space>(listed, "rows");
   kernels::column_sources<mem> sources{device_copy<Space>(p.local, "local"), device_copy<Space>(p.source_row, "source_row")};
   kernels::spmm_rows_state<double, mem> state;  // one schedule for every width, as a plan keeps it
+  if (direct) {
+    std::vector<local_index> x_row(p.col_idx.size());
+    for (std::size_t e = 0; e < x_row.size(); ++e) x_row[e] = p.source_row[static_cast<std::size_t>(p.col_idx[e])];
+    state.x_row = device_copy<Space>(x_row, "x_row");
+  }
   for (const std::size_t k : {0, 1, 2, 3, 5, 8, 16, 31, 32, 33, 64, 100, 128, 130, 257}) {
     CAPTURE(k);
     CAPTURE(balanced);
@@ -103,7 +109,7 @@ void kernel_matches_serial_sum(bool balanced) {
     if (balanced) {
       if (!state.schedule.made) state.schedule = kernels::spmm_row_schedule<mem>::make(Space{}, Kokkos::View<const local_index*, mem>(rows), Kokkos::View<const offset_type*, mem>(row_ptr));
       kernels::spmm_rows_balanced<Space, double, mem>(Space{}, state.schedule, row_ptr, col_idx, values, sources, x_local,
-                                                      x_halo, y, state.partial);
+                                                      x_halo, y, state.partial, state.x_row);
     } else {
       kernels::spmm_rows<Space, double, mem>(Space{}, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
     }
@@ -146,6 +152,10 @@ TEST_CASE("balanced SpMM kernel on the host space matches a serial sum") {
 
 TEST_CASE("balanced SpMM kernel on the default execution space matches a serial sum") {
   kernel_matches_serial_sum<Kokkos::DefaultExecutionSpace>(true);
+}
+
+TEST_CASE("balanced SpMM kernel reading each entry's row of X directly matches a serial sum") {
+  kernel_matches_serial_sum<Kokkos::DefaultExecutionSpace>(true, true);
 }
 
 TEST_CASE("row-loop SpMM kernel matches a serial sum") { kernel_matches_serial_sum<Kokkos::DefaultHostExecutionSpace>(false); }

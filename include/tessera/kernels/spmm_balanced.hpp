@@ -123,7 +123,7 @@ inline lane_shape lanes_for(std::size_t k) {
   return {lanes, 1};
 }
 
-template <int PerLane, class ExecSpace, class T, class MemorySpace>
+template <int PerLane, bool DirectX, class ExecSpace, class T, class MemorySpace>
 void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& schedule, int lanes,
                    const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
                    const Kokkos::View<const local_index*, MemorySpace>& col_idx,
@@ -131,7 +131,8 @@ void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& 
                    const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                    const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                    const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y,
-                   const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial) {
+                   const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial,
+                   const Kokkos::View<const local_index*, MemorySpace>& x_row) {
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename team_policy::member_type;
   const std::size_t k = y.extent(1);
@@ -164,9 +165,16 @@ void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& 
           T acc[PerLane];
           for (int j = 0; j < PerLane; ++j) acc[j] = T{};
           for (offset_type e = begin; e < end; ++e) {
-            const local_index c = col_idx(e);
             const T a = values(e);
-            const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+            // DirectX: the entry's row of this rank's X, looked up once by the plan (one load
+            // instead of three dependent ones: column, source, row).
+            const T* in = nullptr;
+            if (DirectX) {
+              in = &x_local(x_row(e), 0);
+            } else {
+              const local_index c = col_idx(e);
+              in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+            }
             for (int j = 0; j < PerLane; ++j) {
               const std::size_t t = base + static_cast<std::size_t>(j * lanes + lane);
               if (t < k) acc[j] += a * in[t];
@@ -196,6 +204,8 @@ void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& 
 
 /// Y(r, :) = A(r, :) * X for every row r of the schedule, split by nonzeros (see the file's
 /// comment). `partial` is scratch of at least schedule.slots x k, resized here when smaller.
+/// `x_row`, when it has one element per entry of A: the entry's row of x_local (every source is
+/// local), which saves the kernel two dependent loads per entry.
 /// Correct on every execution space; made for the GPU ones (spmm_rows picks it there).
 template <class ExecSpace, class T, class MemorySpace>
 void spmm_rows_balanced(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& schedule,
@@ -205,17 +215,26 @@ void spmm_rows_balanced(const ExecSpace& exec, const spmm_row_schedule<MemorySpa
                         const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                         const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                         const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y,
-                        Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial) {
+                        Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial,
+                        const Kokkos::View<const local_index*, MemorySpace>& x_row = {}) {
   const std::size_t k = y.extent(1);
   if (k == 0 || schedule.segments == 0) return;
   if (partial.extent(0) < schedule.slots || partial.extent(1) != k)
     partial = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::partial_rows"), schedule.slots, k);
   const auto shape = detail::lanes_for(k);
+  const bool direct_x = x_row.extent(0) == col_idx.extent(0) && col_idx.extent(0) > 0;
+  if (direct_x) {
+    switch (shape.per_lane) {
+      case 4: return detail::spmm_segments<4, true, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
+      case 2: return detail::spmm_segments<2, true, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
+      default: return detail::spmm_segments<1, true, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
+    }
+  }
   switch (shape.per_lane) {
-    case 4: return detail::spmm_segments<4, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial);
-    case 2: return detail::spmm_segments<2, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial);
-    default: return detail::spmm_segments<1, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial);
+    case 4: return detail::spmm_segments<4, false, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
+    case 2: return detail::spmm_segments<2, false, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
+    default: return detail::spmm_segments<1, false, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
   }
 }
 
@@ -230,6 +249,9 @@ template <class T, class MemorySpace>
 struct spmm_rows_state {
   spmm_row_schedule<MemorySpace> schedule;
   Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> partial;
+  /// Per entry of A, its row of this rank's X, where every column reads this rank's X (one rank,
+  /// a block-diagonal A); empty otherwise. Made by the plan, which knows the sources.
+  Kokkos::View<const local_index*, MemorySpace> x_row;
 };
 
 /// spmm_rows or spmm_rows_balanced, whichever is the faster on ExecSpace.
@@ -245,7 +267,7 @@ void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_i
   if constexpr (prefers_balanced_spmm<ExecSpace>) {
     if (!state.schedule.made) state.schedule = spmm_row_schedule<MemorySpace>::make(exec, rows, row_ptr);
     spmm_rows_balanced<ExecSpace, T, MemorySpace>(exec, state.schedule, row_ptr, col_idx, values, sources, x_local, x_halo, y,
-                                                  state.partial);
+                                                  state.partial, state.x_row);
   } else {
     spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
   }

@@ -573,6 +573,15 @@ class spmm_plan {
       for (offset_type e = row_ptr(r); e < row_ptr(r + 1) && !remote; ++e) remote = local_flag(col_idx(e)) == 0;
       (remote ? boundary : interior).push_back(r);
     }
+    if constexpr (kernels::prefers_balanced_spmm<execution_space>) {
+      // Every column reads this rank's X: the device kernel reads each entry's row of X from one
+      // array (4 bytes per entry) instead of looking it up through the column's source.
+      if (remote.empty() && col_idx.extent(0) > 0) {
+        std::vector<local_index> x_row(col_idx.extent(0));
+        for (std::size_t e = 0; e < x_row.size(); ++e) x_row[e] = source_row(static_cast<std::size_t>(col_idx(e)));
+        interior_state_.x_row = to_view<local_index, memory_space>(x_row, "tessera::spmm::x_row");
+      }
+    }
     interior_rows_ = to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
     boundary_rows_ = to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
     rows_ = block.num_rows();
