@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace tessera::kernels {
 
@@ -224,18 +225,17 @@ void spmm_rows_balanced(const ExecSpace& exec, const spmm_row_schedule<MemorySpa
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::partial_rows"), schedule.slots, k);
   const auto shape = detail::lanes_for(k);
   const bool direct_x = x_row.extent(0) == col_idx.extent(0) && col_idx.extent(0) > 0;
-  if (direct_x) {
-    switch (shape.per_lane) {
-      case 4: return detail::spmm_segments<4, true, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
-      case 2: return detail::spmm_segments<2, true, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
-      default: return detail::spmm_segments<1, true, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
-    }
-  }
-  switch (shape.per_lane) {
-    case 4: return detail::spmm_segments<4, false, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
-    case 2: return detail::spmm_segments<2, false, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
-    default: return detail::spmm_segments<1, false, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
-  }
+  const auto run = [&](auto per_lane, auto direct) {
+    detail::spmm_segments<decltype(per_lane)::value, decltype(direct)::value, ExecSpace, T>(
+        exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
+  };
+  const auto with_lanes = [&](auto direct) {
+    if (shape.per_lane == 4) run(std::integral_constant<int, 4>{}, direct);
+    else if (shape.per_lane == 2) run(std::integral_constant<int, 2>{}, direct);
+    else run(std::integral_constant<int, 1>{}, direct);
+  };
+  if (direct_x) with_lanes(std::true_type{});
+  else with_lanes(std::false_type{});
 }
 
 /// Whether SpMM runs the balanced kernel on ExecSpace: where tessera runs its device algorithms

@@ -8,6 +8,7 @@
 #include "../../core/error.hpp"
 #include "../../kernels/bucket_sort.hpp"
 #include "../../kernels/sort_rows.hpp"
+#include "../../kernels/sorted_search.hpp"
 #include "../../matrix/to_view.hpp"
 #include "../../matrix/detail/route.hpp"
 #include "../../matrix/dist_matrix.hpp"
@@ -149,17 +150,7 @@ void positions_after_merge(const Exec& space, const Kokkos::View<const int*, Mem
                        KOKKOS_LAMBDA(const std::size_t i) {
                          if (!used(i)) return;
                          const global_index g = a_first + static_cast<global_index>(i);
-                         std::size_t first = 0, count = n;
-                         while (count > 0) {
-                           const std::size_t half = count / 2;
-                           if (columns(first + half) < g) {
-                             first += half + 1;
-                             count -= half + 1;
-                           } else {
-                             count = half;
-                           }
-                         }
-                         position(i) = static_cast<local_index>(first);
+                         position(i) = static_cast<local_index>(kernels::lower_bound_in(columns, n, g));
                        });
 }
 

@@ -6,6 +6,7 @@
 /// and, when rows were fetched, the merge of two sorted column lists.
 
 #include "../../core/index_types.hpp"
+#include "../../kernels/sorted_search.hpp"
 #include "../../matrix/to_view.hpp"
 #include "../../matrix/dist_matrix.hpp"
 #include "fetch.hpp"
@@ -37,18 +38,7 @@ Kokkos::View<local_index*, Mem> positions_in(const Exec& exec, const Kokkos::Vie
   const std::size_t n = space.extent(0);
   Kokkos::parallel_for("tessera::spgemm::positions", Kokkos::RangePolicy<Exec>(exec, 0, wanted.extent(0)),
                        KOKKOS_LAMBDA(const std::size_t k) {
-                         const global_index g = wanted(k);
-                         std::size_t first = 0, count = n;
-                         while (count > 0) {
-                           const std::size_t half = count / 2;
-                           if (space(first + half) < g) {
-                             first += half + 1;
-                             count -= half + 1;
-                           } else {
-                             count = half;
-                           }
-                         }
-                         out(k) = static_cast<local_index>(first);
+                         out(k) = static_cast<local_index>(kernels::lower_bound_in(space, n, wanted(k)));
                        });
   return out;
 }

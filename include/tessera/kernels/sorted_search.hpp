@@ -1,0 +1,25 @@
+#pragma once
+/// @file
+/// Binary search in a sorted View, callable inside kernels on any execution space.
+
+#include <cstddef>
+
+namespace tessera::kernels {
+
+/// The first position in sorted[0, n) whose value is not less than `value` (std::lower_bound).
+template <class SortedView, class Value>
+KOKKOS_INLINE_FUNCTION std::size_t lower_bound_in(const SortedView& sorted, std::size_t n, const Value& value) {
+  std::size_t first = 0, count = n;
+  while (count > 0) {
+    const std::size_t half = count / 2;
+    if (sorted(first + half) < value) {
+      first += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  return first;
+}
+
+}  // namespace tessera::kernels
