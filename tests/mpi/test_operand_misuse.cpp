@@ -165,3 +165,35 @@ TEST_CASE("bsgemm and SUMMA refuse a C that shares memory with A, and operands o
                      "B lives on a communicator");
   }
 }
+
+TEST_CASE("a moved-from matrix or dense block stays usable: the same matrix, no null dereference") {
+  const auto& comm = test::world();
+  for (const global_index n : {7, 16}) {  // fewer rows than ranks at 4 ranks too
+    auto a = generate::uniform_random<double, P>(comm, n, n, 3, 5);
+    const auto reference = gather_to_all(a);
+    // NOLINTBEGIN(bugprone-use-after-move): using a moved-from matrix is the point of this test.
+    dist_matrix<double, P> b = std::move(a);
+    CHECK(a.num_rows() == n);
+    CHECK(a.global_nnz() == b.global_nnz());
+    test::require_equal(a, reference);
+    test::require_equal(spgemm(a, a), gather_to_all(spgemm(b, b)), 1e-12);
+    test::require_equal(add(a, b), gather_to_all(scale(b, 2.0)), 1e-12);
+    dist_matrix<double, P> c = generate::uniform_random<double, P>(comm, n, n, 2, 9);
+    c = std::move(b);  // move assignment
+    test::require_equal(b, reference);
+    test::require_equal(c, reference);
+
+    dist_dense<double, P> x(comm, n, 3);
+    x.fill([](global_index i, global_index j) { return static_cast<double>(i + 2 * j); });
+    dist_dense<double, P> y = std::move(x);
+    CHECK(x.num_vectors() == 3);
+    const auto from_moved = spmm(a, x);
+    const auto from_new = spmm(a, y);
+    const auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, from_moved.local());
+    const auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, from_new.local());
+    REQUIRE(h1.extent(0) == h2.extent(0));
+    for (std::size_t i = 0; i < h1.extent(0); ++i)
+      for (std::size_t j = 0; j < h1.extent(1); ++j) CHECK(h1(i, j) == h2(i, j));
+    // NOLINTEND(bugprone-use-after-move)
+  }
+}

@@ -60,6 +60,14 @@ class dist_dense {
   dist_dense(const communicator& comm, const mapping_type& rows_like, global_index num_vectors)
       : dist_dense(comm, rows_like.with_shape(rows_like.global_rows(), num_vectors)) {}
 
+  /// Copies share the local View (a handle). A move is such a copy: the moved-from block stays
+  /// the block it was, so using it after std::move is valid, never a null dereference.
+  dist_dense(const dist_dense&) = default;
+  dist_dense(dist_dense&& other) noexcept : dist_dense(static_cast<const dist_dense&>(other)) {}
+  dist_dense& operator=(const dist_dense&) = default;
+  dist_dense& operator=(dist_dense&& other) noexcept { return *this = static_cast<const dist_dense&>(other); }
+  ~dist_dense() = default;
+
   /// Fill from a host function f(global_row, column) -> T (not collective).
   template <class F>
   void fill(F&& f) {

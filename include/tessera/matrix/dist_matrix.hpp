@@ -89,6 +89,15 @@ class dist_matrix {
     check_tiles();
   }
 
+  /// Copies share the local Views, the column map and the plan cache (handles, not data). A move
+  /// is a copy of those handles: the moved-from matrix stays the matrix it was, so using it after
+  /// std::move is valid (as a std type's "valid but unspecified" state), never a null dereference.
+  dist_matrix(const dist_matrix&) = default;
+  dist_matrix(dist_matrix&& other) noexcept : dist_matrix(static_cast<const dist_matrix&>(other)) {}
+  dist_matrix& operator=(const dist_matrix&) = default;
+  dist_matrix& operator=(dist_matrix&& other) noexcept { return *this = static_cast<const dist_matrix&>(other); }
+  ~dist_matrix() = default;
+
   [[nodiscard]] global_index num_rows() const noexcept { return mapping_.global_rows(); }
   [[nodiscard]] global_index num_cols() const noexcept { return mapping_.global_cols(); }
   [[nodiscard]] offset_type global_nnz() const noexcept { return global_nnz_; }
