@@ -136,6 +136,10 @@ TEST_CASE("other malformed files are rejected everywhere with a clear reason") {
                      error_kind::unsupported, "field 'complex'");
   require_read_error(fixture("size.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n3 x 1\n"),
                      error_kind::parse_error, ":3: expected the size line");
+  // A size line followed by 1 MiB of blanks: refused, naming the header-line limit.
+  require_read_error(fixture("long_size.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1" +
+                                                   std::string(std::size_t{1} << 20, ' ') + "\n1 1 2\n"),
+                     error_kind::parse_error, ":2: the size line is longer than the 4096-byte limit");
   require_read_error(fixture("skewdiag.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 3\n"),
                      error_kind::parse_error, "diagonal entry");
   require_read_error(test::scratch_path("does-not-exist.mtx"), error_kind::io_error, "cannot open");

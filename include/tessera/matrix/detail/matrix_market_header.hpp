@@ -87,8 +87,11 @@ struct matrix_market_header {
 /// at the end of the file, sets `cut` if the line was longer than `keep`,
 /// `first` to its first byte that is not a blank, tab or carriage return (0 if
 /// none), and adds the bytes it consumed (newline included) to `consumed`.
+/// The longest header line (banner, comment, size line) kept; longer ones are refused by name.
+inline constexpr std::size_t header_line_limit = 4096;
+
 inline bool read_header_line(std::istream& in, std::string& line, bool& cut, char& first, std::uint64_t& consumed,
-                             std::size_t keep = 4096) {
+                             std::size_t keep = header_line_limit) {
   line.clear();
   cut = false;
   first = 0;
@@ -157,8 +160,11 @@ inline matrix_market_header read_matrix_market_header(const std::string& path) {
     ++line_number;
     if (first == 0 || first == '%') continue;  // blank lines and comments, however long
     std::string_view size_line(line);
+    TESSERA_REQUIRE(!cut, parse_error,
+                    "{}:{}: the size line is longer than the {}-byte limit of a header line: '{}'", path,
+                    line_number, header_line_limit, quote_input(line));
     std::int64_t values[3] = {-1, -1, -1};
-    bool ok = !cut;
+    bool ok = true;
     for (auto& v : values) ok = ok && parse_int64(next_token(size_line), v) && v >= 0;
     ok = ok && next_token(size_line).empty();
     TESSERA_REQUIRE(ok, parse_error, "{}:{}: expected the size line 'rows columns entries', found '{}'", path,
