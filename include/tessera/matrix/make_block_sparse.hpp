@@ -107,12 +107,15 @@ std::vector<double> local_norms_in_place(const block_sparse_tiles<T, Memory>& ti
 /// same order on every host space), else measured in place (local_norms_in_place).
 template <class T, class Memory>
 std::vector<double> local_norms(const block_sparse_tiles<T, Memory>& tiles) {
-  if constexpr (uses_device_algorithms<typename Memory::execution_space>) return local_norms_in_place(tiles);
-  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, tiles.values);
-  std::vector<double> norms(tiles.num_tiles(), 0.0);
-  for (std::size_t k = 0; k < tiles.num_tiles(); ++k)
-    norms[k] = frobenius_norm(host.data() + tiles.offset[k], tiles.offset[k + 1] - tiles.offset[k]);
-  return norms;
+  if constexpr (uses_device_algorithms<typename Memory::execution_space>) {
+    return local_norms_in_place(tiles);
+  } else {
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, tiles.values);
+    std::vector<double> norms(tiles.num_tiles(), 0.0);
+    for (std::size_t k = 0; k < tiles.num_tiles(); ++k)
+      norms[k] = frobenius_norm(host.data() + tiles.offset[k], tiles.offset[k + 1] - tiles.offset[k]);
+    return norms;
+  }
 }
 
 /// Collective: the shape with the norms `mine` of this rank's tiles (in tile

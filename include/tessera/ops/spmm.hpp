@@ -320,16 +320,10 @@ class spmm_plan {
       return;
     }
     const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
-    if (k > 0)
-      kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, interior_rows_, interior_state_, block.row_ptr,
-                                                                     block.col_idx, block.values, sources_, x_local, halo,
-                                                                     y.local(), streaming);
+    if (k > 0) multiply_rows(exec, interior_rows_, interior_state_, block, x_local, halo, y, streaming);
     wait_all(pending);
     copy_from_mpi(halo, landing);
-    if (k > 0)
-      kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, boundary_rows_, boundary_state_, block.row_ptr,
-                                                                     block.col_idx, block.values, sources_, x_local, halo,
-                                                                     y.local(), streaming);
+    if (k > 0) multiply_rows(exec, boundary_rows_, boundary_state_, block, x_local, halo, y, streaming);
     exec.fence();
     close(ws);
   }
@@ -374,16 +368,20 @@ class spmm_plan {
     }
     execution_space exec;
     const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
-    if (x.num_vectors() > 0) {
-      kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, interior_rows_, interior_state_, block.row_ptr,
-                                                                     block.col_idx, block.values, sources_, x_local,
-                                                                     no_halo, y.local(), streaming);
-      if (boundary_rows_.extent(0) > 0)  // none: a boundary row reads a fetched row
-        kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, boundary_rows_, boundary_state_,
-                                                                       block.row_ptr, block.col_idx, block.values, sources_,
-                                                                       x_local, no_halo, y.local(), streaming);
-    }
+    // Every row is interior: a boundary row reads a fetched row, and nobody fetches.
+    if (x.num_vectors() > 0) multiply_rows(exec, interior_rows_, interior_state_, block, x_local, no_halo, y, streaming);
     exec.fence();
+  }
+
+  // One list of rows through the kernel of the plan's execution space.
+  void multiply_rows(const execution_space& exec, const Kokkos::View<const local_index*, memory_space>& rows,
+                     kernels::spmm_rows_state<T, memory_space>& state, const rows_block& block,
+                     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
+                     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y,
+                     bool streaming) const {
+    kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, rows, state, block.row_ptr, block.col_idx,
+                                                                   block.values, sources_, x_local, halo, y.local(),
+                                                                   streaming);
   }
 
   // X gathered in A's column-map order (LayoutLeft, as Kokkos-Kernels' multivector spmv wants), then spmv.
