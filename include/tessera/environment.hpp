@@ -81,7 +81,10 @@ class environment {
       detail::active_progress_runtime() = nullptr;
     }
     world_.reset();
-    if (started_kokkos_ && Kokkos::is_initialized()) Kokkos::finalize();
+    if (started_kokkos_ && Kokkos::is_initialized()) {
+      Kokkos::finalize();
+      detail::kokkos_ended_by_environment() = true;
+    }
     if (started_mpi_) {
       int finalized = 0;
       MPI_Finalized(&finalized);
@@ -158,7 +161,10 @@ class environment {
       detail::active_progress_runtime() = nullptr;
     }
     progress_.reset();
-    if (started_kokkos_ && Kokkos::is_initialized()) Kokkos::finalize();
+    if (started_kokkos_ && Kokkos::is_initialized()) {
+      Kokkos::finalize();
+      detail::kokkos_ended_by_environment() = true;
+    }
     started_kokkos_ = false;
     if (started_mpi_) {
       int finalized = 0;

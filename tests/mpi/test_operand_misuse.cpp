@@ -197,3 +197,165 @@ TEST_CASE("a moved-from matrix or dense block stays usable: the same matrix, no 
     // NOLINTEND(bugprone-use-after-move)
   }
 }
+
+namespace {
+
+// A copy of a matrix's local block and column map in fresh Views, which a test may then corrupt.
+template <class Policy>
+auto copied_block(const dist_matrix<double, Policy>& a) {
+  using block_type = typename dist_matrix<double, Policy>::local_block_type;
+  block_type block = a.local();
+  auto deep = [](const auto& view) {
+    auto copy = Kokkos::View<typename std::decay_t<decltype(view)>::non_const_value_type*,
+                             typename std::decay_t<decltype(view)>::memory_space>(view.label(), view.extent(0));
+    Kokkos::deep_copy(copy, view);
+    return copy;
+  };
+  if constexpr (std::same_as<typename Policy::storage_type, csr>) {
+    block.row_ptr = deep(a.local().row_ptr);
+    block.col_idx = deep(a.local().col_idx);
+  } else if constexpr (std::same_as<typename Policy::storage_type, coo>) {
+    block.row_idx = deep(a.local().row_idx);
+    block.col_idx = deep(a.local().col_idx);
+  } else {
+    block.col_ptr = deep(a.local().col_ptr);
+    block.row_idx = deep(a.local().row_idx);
+  }
+  return std::pair{block, deep(a.col_map())};
+}
+
+template <class View>
+void set_on_host(const View& view, std::size_t at, typename View::non_const_value_type value) {
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, view);
+  host(at) = value;
+  Kokkos::deep_copy(view, host);
+}
+
+// Tridiagonal n x n: every rank with rows has entries, and the first column map entry of a rank
+// whose first row is i is i - 1 (or 0).
+template <class Policy>
+dist_matrix<double, Policy> tridiagonal(const communicator& comm, global_index n) {
+  triplets<double> t;
+  const row_block::mapping rows(comm.size(), n, n);
+  for (global_index i = rows.row_begin(comm.rank()); i < rows.row_end(comm.rank()); ++i)
+    for (global_index j = std::max<global_index>(0, i - 1); j <= std::min(n - 1, i + 1); ++j)
+      t.push_back(i, j, static_cast<double>(1 + i + j));
+  return build_from_triplets<double, Policy>(comm, n, n, t);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("an adopted block with an index outside the matrix is refused on every rank", Policy,
+                   test::csr_policy, test::coo_policy, test::csc_policy) {
+  const auto& comm = test::world();
+  const int last = comm.size() - 1;
+  const global_index n = 4 * comm.size() + 1;
+  const auto a = tridiagonal<Policy>(comm, n);
+  using matrix = dist_matrix<double, Policy>;
+  // Untouched copies are adopted, and are the same matrix.
+  {
+    const auto [block, map] = copied_block(a);
+    const matrix same(comm, a.mapping(), block, map);
+    test::require_equal(same, gather_to_all(a));
+    const matrix known(comm, a.mapping(), block, map, a.global_nnz());
+    CHECK(known.global_nnz() == a.global_nnz());
+  }
+  SUBCASE("the last rank's column map names a column past the matrix") {
+    auto [block, map] = copied_block(a);
+    if (comm.rank() == last) set_on_host(map, map.extent(0) - 1, n + 5);
+    test::require_rejected([&] { matrix bad(comm, a.mapping(), block, map); }, error_kind::invalid_argument,
+                           "name columns outside the matrix's");
+  }
+  SUBCASE("the last rank's column map is not ascending") {
+    auto [block, map] = copied_block(a);
+    if (comm.rank() == last) set_on_host(map, 1, 0);
+    test::require_rejected([&] { matrix bad(comm, a.mapping(), block, map); }, error_kind::invalid_argument,
+                           "column map is not strictly ascending");
+  }
+  SUBCASE("the last rank's entries point past its column map or its rows") {
+    auto [block, map] = copied_block(a);
+    if (comm.rank() == last) {
+      if constexpr (std::same_as<typename Policy::storage_type, csc>)
+        set_on_host(block.row_idx, 0, block.num_rows() + 3);
+      else
+        set_on_host(block.col_idx, 0, static_cast<local_index>(map.extent(0)) + 3);
+    }
+    test::require_rejected([&] { matrix bad(comm, a.mapping(), block, map); }, error_kind::invalid_argument,
+                           "of the local block are outside");
+  }
+  if constexpr (!std::same_as<typename Policy::storage_type, coo>) {
+    SUBCASE("the last rank's offsets decrease") {
+      auto [block, map] = copied_block(a);
+      if (comm.rank() == last) {
+        if constexpr (std::same_as<typename Policy::storage_type, csr>)
+          set_on_host(block.row_ptr, 1, 7);
+        else
+          set_on_host(block.col_ptr, 1, 7);
+      }
+      test::require_rejected([&] { matrix bad(comm, a.mapping(), block, map); }, error_kind::invalid_argument,
+                             "decreases at");
+    }
+  }
+  SUBCASE("a global nonzero count that is not the blocks' sum") {
+    const auto [block, map] = copied_block(a);
+    test::require_rejected([&] { matrix bad(comm, a.mapping(), block, map, a.global_nnz() + 1); },
+                           error_kind::invalid_argument, "global_nnz is");
+  }
+}
+
+TEST_CASE("operands whose shape or split differs on one rank are refused on every rank, never a hang") {
+  const auto& comm = test::world();
+  const int last = comm.size() - 1;
+  const global_index n = 3 * comm.size() + 2;
+  const auto a = tridiagonal<P>(comm, n);
+  // A kept SpMM plan of width 3; then an X that is 2 wide on the last rank only.
+  dist_dense<double, P> x3(comm, n, 3);
+  x3.fill([](global_index i, global_index j) { return static_cast<double>(i + j); });
+  (void)spmm(a, x3);
+  if (comm.size() > 1)
+    test::require_rejected([&] { dist_dense<double, P> x(comm, n, comm.rank() == last ? 2 : 3); },
+                           error_kind::dimension_mismatch, "the ranks hold different distributions");
+  dist_dense<double, P> x2(comm, n, 2);  // another width on every rank: a plan of its own
+  CHECK(spmm(a, x2).num_vectors() == 2);
+  // redistribute: the same global size, another split on the last rank.
+  std::vector<global_index> offsets(static_cast<std::size_t>(comm.size()) + 1);
+  for (int r = 0; r <= comm.size(); ++r) offsets[static_cast<std::size_t>(r)] = std::min<global_index>(n, 3 * r);
+  offsets.back() = n;
+  auto moved = offsets;
+  if (comm.size() > 1 && comm.rank() == last) moved[static_cast<std::size_t>(last)] -= 1;
+  const row_block::mapping target(moved, n);
+  if (comm.size() > 1) {
+    test::require_rejected([&] { (void)redistribute(a, target); }, error_kind::dimension_mismatch,
+                           "the ranks hold different distributions");
+  } else {
+    test::require_equal(redistribute(a, target), gather_to_all(a));
+  }
+  // The same split everywhere is accepted, and moves the matrix unchanged.
+  test::require_equal(redistribute(a, row_block::mapping(offsets, n)), gather_to_all(a));
+}
+
+TEST_CASE("kept plans: one agreed decision, the least recently used evicted first") {
+  const auto& comm = test::world();
+  struct counted_plan {
+    int id;
+  };
+  typed_cache cache;
+  int made = 0;
+  auto make = [&] { return std::make_shared<counted_plan>(counted_plan{made++}); };
+  auto& first = kept_plan<counted_plan>(comm, cache, [](const counted_plan&) { return true; }, make);
+  CHECK(first.id == 0);
+  // The kept plan fits on every rank but the last: every rank makes a new one, none applies the old.
+  const bool last = comm.rank() == comm.size() - 1;
+  auto& second = kept_plan<counted_plan>(comm, cache, [&](const counted_plan&) { return !last; }, make);
+  CHECK(second.id == 1);
+  CHECK(cache.entries<std::shared_ptr<counted_plan>>().size() == 2);
+  // Fill to the limit, use plan 0 again (most recent now), add one more: plan 1 goes, not plan 0.
+  for (std::size_t k = 2; k < plans_kept_per_kind; ++k)
+    (void)kept_plan<counted_plan>(comm, cache, [](const counted_plan&) { return false; }, make);
+  CHECK(kept_plan<counted_plan>(comm, cache, [](const counted_plan& p) { return p.id == 0; }, make).id == 0);
+  (void)kept_plan<counted_plan>(comm, cache, [](const counted_plan&) { return false; }, make);
+  const auto& kept = cache.entries<std::shared_ptr<counted_plan>>();
+  REQUIRE(kept.size() == plans_kept_per_kind);
+  CHECK(std::none_of(kept.begin(), kept.end(), [](const auto& p) { return p->id == 1; }));
+  CHECK(std::any_of(kept.begin(), kept.end(), [](const auto& p) { return p->id == 0; }));
+}

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "../core/error.hpp"
+#include "../core/runtime_lifetime.hpp"
 #include "../core/typed_cache.hpp"
 #include "counters.hpp"
 #include "mpi_check.hpp"
@@ -49,6 +50,7 @@ class communicator {
   /// MPI_CONGRUENT), so that operands living on it can be combined with operands
   /// living here: rank r means the same process on both (not collective).
   [[nodiscard]] bool same_ranks_as(const communicator& other) const {
+    detail::require_runtimes_alive();
     int result = MPI_UNEQUAL;
     TESSERA_MPI(MPI_Comm_compare(get(), other.get(), &result));
     return result == MPI_IDENT || result == MPI_CONGRUENT;
@@ -263,6 +265,7 @@ class communicator {
   // Run a collective blocking, or non-blocking while serving the progress hooks.
   template <class Blocking, class Start>
   void collective(Blocking&& blocking, Start&& start) const {
+    detail::require_runtimes_alive();  // a communicator kept past the environment: an error, not an MPI abort
     if (state_->progress_hooks.empty()) {
       blocking();
       return;

@@ -2,6 +2,7 @@
 /// @file
 /// Converting a dist_matrix to another element storage policy (csr, csc, coo, a user's).
 
+#include "../core/runtime_lifetime.hpp"
 #include "../policy.hpp"
 #include "dist_matrix.hpp"
 
@@ -19,6 +20,7 @@ namespace tessera {
 template <class NewStorage, class T, class Policy>
   requires storage_policy<NewStorage>
 [[nodiscard]] dist_matrix<T, rebind_storage_t<Policy, NewStorage>> convert(const dist_matrix<T, Policy>& a) {
+  detail::require_runtimes_alive();  // kept past the environment: an error, not an abort
   static_assert(element_storage<NewStorage> && element_storage<typename Policy::storage_type>,
                 "tessera::convert: converts between element storages (csr, csc, coo, a user's); a tile's place needs "
                 "tilings, so to tiles use to_tiles<TilePolicy>(A, mapping) and back to_elements<Policy>(A) "
@@ -30,7 +32,8 @@ template <class NewStorage, class T, class Policy>
     const typename Policy::execution_space space{};
     auto block = NewStorage::from_coo(space, Policy::storage_type::to_coo(space, a.local()));
     space.fence();
-    return dist_matrix<T, target>(a.comm(), a.mapping(), std::move(block), a.col_map(), a.global_nnz());
+    return dist_matrix<T, target>(detail::assembled_block, a.comm(), a.mapping(), std::move(block), a.col_map(),
+                                  a.global_nnz());
   }
 }
 

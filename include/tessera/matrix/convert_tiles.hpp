@@ -4,6 +4,7 @@
 /// a matrix into the tiles of a tile distribution's tilings, to_elements builds an
 /// element-sparse matrix from a tile-stored one.
 
+#include "../core/runtime_lifetime.hpp"
 #include "../comm/buckets.hpp"
 #include "../comm/personalised_exchange.hpp"
 #include "../comm/communicator.hpp"
@@ -48,6 +49,7 @@ struct tile_entry {
 template <matrix_policy TilePolicy, class T, matrix_policy Policy>
 [[nodiscard]] dist_matrix<T, TilePolicy> to_tiles(const dist_matrix<T, Policy>& a,
                                                   const typename TilePolicy::mapping_type& mapping) {
+  detail::require_runtimes_alive();  // kept past the environment: an error, not an abort
   static_assert(tile_storage<typename TilePolicy::storage_type>,
                 "tessera::to_tiles: the target policy's storage must be tiles (policy<block_cyclic_2d, tiles, "
                 "Backend>)");
@@ -131,6 +133,7 @@ template <matrix_policy TilePolicy, class T, matrix_policy Policy>
 template <matrix_policy Policy, class T, matrix_policy TilePolicy>
 [[nodiscard]] dist_matrix<T, Policy> to_elements(const dist_matrix<T, TilePolicy>& a,
                                                  const build_options<Policy>& options = {}) {
+  detail::require_runtimes_alive();  // kept past the environment: an error, not an abort
   static_assert(tile_storage<typename TilePolicy::storage_type>,
                 "tessera::to_elements: converts a tile-stored matrix; between element storages use convert<Storage>");
   static_assert(element_storage<typename Policy::storage_type>,

@@ -2,6 +2,7 @@
 /// @file
 /// dist_dense<T, Policy>: a block of k dense vectors, distributed by rows.
 
+#include "detail/same_mapping.hpp"
 #include "../comm/communicator.hpp"
 #include "../concepts/distribution.hpp"
 #include "../core/error.hpp"
@@ -128,6 +129,7 @@ class dist_dense {
                       "dist_dense: the mapping is for {} ranks but the communicator has {}", mapping_.num_ranks(),
                       comm_.size());
     });
+    detail::require_same_mapping_everywhere(comm_, mapping_, "dist_dense", detail::mapping_detail::shape);
     const local_extents ext = mapping_.extents(comm_.rank());
     local_ = view_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::dist_dense"),
                        static_cast<std::size_t>(ext.rows), static_cast<std::size_t>(ext.cols));

@@ -8,6 +8,8 @@
 #include "../core/typed_cache.hpp"
 #include "../policy.hpp"
 #include "../storage/tiles.hpp"
+#include "detail/adopted_block_checks.hpp"
+#include "detail/same_mapping.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -20,6 +22,14 @@
 #include <utility>
 
 namespace tessera {
+
+namespace detail {
+/// Tag of dist_matrix's constructor for blocks tessera assembled itself (checked by construction).
+struct assembled_block_t {
+  explicit assembled_block_t() = default;
+};
+inline constexpr assembled_block_t assembled_block{};
+}  // namespace detail
 
 /// Value types a dist_matrix may hold.
 template <class T>
@@ -59,16 +69,23 @@ class dist_matrix {
 
   /// Adopt a local block (collective: computes the global nonzero count).
   ///
+  /// Every rank checks what it adopts (shape against the distribution, row offsets ascending,
+  /// column positions inside the column map, the column map's global columns distinct, ascending
+  /// and inside the matrix) and all ranks throw invalid_argument or dimension_mismatch together
+  /// if any rank's block is wrong: O(nnz) kernels on the block's execution space, once.
+  ///
   /// @param local    this rank's entries; column indices are positions in `col_map`
   /// @param col_map  sorted, distinct global columns of this rank's entries
   dist_matrix(communicator comm, mapping_type mapping, local_block_type local, col_map_type col_map)
     requires(!tiled)
       : comm_(std::move(comm)), mapping_(std::move(mapping)), local_(std::move(local)), col_map_(std::move(col_map)) {
-    comm_.collectively([&] { check_local_shape(); });
+    comm_.collectively([&] { check_adopted(); });
+    detail::require_same_mapping_everywhere(comm_, mapping_, "dist_matrix");
     global_nnz_ = comm_.sum(primary_nnz());
   }
 
-  /// Adopt a local block whose global nonzero count is already known (not collective).
+  /// Adopt a local block whose global nonzero count is already known (collective: checks the
+  /// block as the constructor above does, and that `global_nnz` is the sum of the ranks' entries).
   dist_matrix(communicator comm, mapping_type mapping, local_block_type local, col_map_type col_map, offset_type global_nnz)
     requires(!tiled)
       : comm_(std::move(comm)),
@@ -76,7 +93,24 @@ class dist_matrix {
         local_(std::move(local)),
         col_map_(std::move(col_map)),
         global_nnz_(global_nnz) {
-    check_local_shape();
+    comm_.collectively([&] { check_adopted(); });
+    detail::require_same_mapping_everywhere(comm_, mapping_, "dist_matrix");
+    const auto counted = comm_.sum(primary_nnz());
+    TESSERA_REQUIRE(counted == global_nnz_, invalid_argument,
+                    "dist_matrix: global_nnz is {} but the ranks' blocks hold {} entries", global_nnz_, counted);
+  }
+
+  /// Adopt a block that tessera's own operations assembled (not checked again; the global
+  /// nonzero count is the sum of the ranks' entries when `global_nnz` is negative: collective then).
+  dist_matrix(detail::assembled_block_t, communicator comm, mapping_type mapping, local_block_type local,
+              col_map_type col_map, offset_type global_nnz = -1)
+    requires(!tiled)
+      : comm_(std::move(comm)),
+        mapping_(std::move(mapping)),
+        local_(std::move(local)),
+        col_map_(std::move(col_map)),
+        global_nnz_(global_nnz) {
+    if (global_nnz_ < 0) global_nnz_ = comm_.sum(primary_nnz());
   }
 
   /// Adopt a shape and this rank's tiles (tile storage; not collective: the shape in `local` is
@@ -193,6 +227,11 @@ class dist_matrix {
     } else {
       return local_.nnz();
     }
+  }
+
+  void check_adopted() const {
+    check_local_shape();
+    detail::check_adopted_block<execution_space>(local_, col_map_, mapping_.global_cols());
   }
 
   void check_local_shape() const {

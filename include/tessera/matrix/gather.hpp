@@ -3,6 +3,7 @@
 /// Gathering a dist_matrix onto one rank or all, and comparing matrices globally.
 /// Meant for tests and small matrices: the gathered matrix is whole on a rank.
 
+#include "../core/runtime_lifetime.hpp"
 #include "../comm/communicator.hpp"
 #include "dist_matrix.hpp"
 #include "host_csr.hpp"
@@ -17,6 +18,7 @@ namespace tessera {
 namespace detail {
 template <class T, class Policy>
 std::optional<host_csr<T>> gather(const dist_matrix<T, Policy>& a, int root, bool to_all) {
+  detail::require_runtimes_alive();  // kept past the environment: an error, not an abort
   const auto& comm = a.comm();
   const auto mine = comm.collectively([&] { return local_triplets(a); });
   triplets<T> all;

@@ -2,6 +2,7 @@
 /// @file
 /// This rank's entries of a dist_matrix as host triplets with global indices.
 
+#include "../core/runtime_lifetime.hpp"
 #include "dist_matrix.hpp"
 #include "triplets.hpp"
 
@@ -88,6 +89,7 @@ template <class T, class Policy>
 /// order, each column-major.
 template <class T, class Policy>
 [[nodiscard]] triplets<T> local_triplets(const dist_matrix<T, Policy>& a) {
+  detail::require_runtimes_alive();  // kept past the environment: an error, not an abort
   if constexpr (dist_matrix<T, Policy>::tiled) {
     return detail::tile_triplets(a);
   } else {

@@ -2,6 +2,7 @@
 /// @file
 /// Moving a dist_matrix onto another mapping of the same distribution.
 
+#include "detail/same_mapping.hpp"
 #include "../core/combine.hpp"
 #include "../core/error.hpp"
 #include "detail/assemble.hpp"
@@ -53,6 +54,7 @@ template <matrix_policy Target, class T, class Policy>
                     "redistribute: the target mapping is for {} ranks but the communicator has {}", target.num_ranks(),
                     comm.size());
   });
+  detail::require_same_mapping_everywhere(comm, target, "redistribute: the target mapping");
   const auto mine = comm.collectively([&] { return local_triplets(a); });
   const typename Policy::backend_type backend{};
   const auto owned = detail::route_to_owners<T>(comm, backend, target, std::span<const global_index>(mine.rows),

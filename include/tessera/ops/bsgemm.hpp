@@ -37,6 +37,7 @@
 #include "bsgemm/schedule.hpp"
 #include "bsgemm/transport.hpp"
 #include "detail/operand_checks.hpp"
+#include "kept_plans.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -108,6 +109,7 @@ class bsgemm_plan {
     a_shape_ = a.shape();
     a_mapping_ = a.mapping();
     b_shape_ = b.shape();
+    b_mapping_ = b.mapping();
     schedule_ = comm_.collectively([&] {
       return detail::schedule_bsgemm<T>(comm_.rank(), a.mapping(), a_shape_, b.mapping(), b_shape_, c_mapping_,
                                         c_shape_, options_.memory_bytes, options_.screening_threshold);
@@ -176,6 +178,21 @@ class bsgemm_plan {
     c = c_type(comm_, c_mapping_, typename c_type::local_block_type(std::move(tiles), std::move(shape)));
   }
 
+  /// Whether this plan is for A's and B's nonzero patterns and distributions, `options`, and a C
+  /// whose tiles it keeps when beta != 0 (`c_shape`, or nullptr); with a screening threshold
+  /// the tile norms must match too, as they decide the products (not collective: this rank's
+  /// answer; bsgemm() agrees over the ranks through kept_plan).
+  [[nodiscard]] bool fits(const a_type& a, const b_type& b, const bsgemm_options& options,
+                          const block_sparse_shape* c_shape) const {
+    const bool same_options = options.memory_bytes == options_.memory_bytes &&
+                              options.screening_threshold == options_.screening_threshold &&
+                              options.tile_kernel == options_.tile_kernel;
+    if (!same_options || !(a.mapping() == a_mapping_) || !(b.mapping() == b_mapping_)) return false;
+    if (!a.shape().same_pattern_as(a_shape_) || !b.shape().same_pattern_as(b_shape_)) return false;
+    if (options_.screening_threshold > 0 && !(a.shape() == a_shape_ && b.shape() == b_shape_)) return false;
+    return c_shape == nullptr || c_shape_.covers(*c_shape);
+  }
+
   /// A zero C with the plan's mapping and shape, ready for apply.
   [[nodiscard]] c_type make_c() const {
     return c_type(comm_, c_mapping_,
@@ -223,6 +240,7 @@ class bsgemm_plan {
   bsgemm_options options_;
   block_sparse_shape a_shape_, b_shape_, c_shape_;
   c_mapping_type a_mapping_;
+  typename PolicyB::mapping_type b_mapping_;
   c_mapping_type c_mapping_;
   detail::bsgemm_schedule schedule_;
   double flops_ = 0;
@@ -235,20 +253,31 @@ class bsgemm_plan {
 template <class T, class PolicyA, class PolicyB, class... Rest>
 bsgemm_plan(const dist_matrix<T, PolicyA>&, const dist_matrix<T, PolicyB>&, Rest&&...) -> bsgemm_plan<T, PolicyA, PolicyB>;
 
-/// C = alpha * A * B + beta * C with a fresh plan (collective). Keep a
-/// bsgemm_plan to reuse the inspection across iterations.
+/// The plan of A * B under `options` (and C's tiles when given), made on first use and kept in
+/// A.plan_cache() (collective; kept_plans.hpp): an iteration that refines A's values in place, or
+/// multiplies A by B again, inspects once.
+template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
+bsgemm_plan<T, PolicyA, PolicyB>& bsgemm_plan_for(const dist_matrix<T, PolicyA>& a, const dist_matrix<T, PolicyB>& b,
+                                                  bsgemm_options options = {},
+                                                  const block_sparse_shape* c_shape = nullptr) {
+  using plan_type = bsgemm_plan<T, PolicyA, PolicyB>;
+  return kept_plan<plan_type>(
+      a.comm(), a.plan_cache(), [&](const plan_type& plan) { return plan.fits(a, b, options, c_shape); },
+      [&] { return std::make_shared<plan_type>(a, b, options, c_shape); });
+}
+
+/// C = alpha * A * B + beta * C (collective), through the plan kept with A (bsgemm_plan_for).
 template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
 void bsgemm(T alpha, const dist_matrix<T, PolicyA>& a, const dist_matrix<T, PolicyB>& b, T beta,
             dist_matrix<T, PolicyA>& c, bsgemm_options options = {}) {
-  bsgemm_plan<T, PolicyA, PolicyB> plan(a, b, options, beta != T{0} ? &c.shape() : nullptr);
-  plan.apply(alpha, a, b, beta, c);
+  bsgemm_plan_for(a, b, options, beta != T{0} ? &c.shape() : nullptr).apply(alpha, a, b, beta, c);
 }
 
 /// C = alpha * A * B (collective); C follows A's rows and B's columns.
 template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
 [[nodiscard]] dist_matrix<T, PolicyA> bsgemm(T alpha, const dist_matrix<T, PolicyA>& a, const dist_matrix<T, PolicyB>& b,
                                              bsgemm_options options = {}) {
-  bsgemm_plan<T, PolicyA, PolicyB> plan(a, b, options);
+  auto& plan = bsgemm_plan_for(a, b, options);
   auto c = plan.make_c();
   plan.apply(alpha, a, b, T{0}, c);
   return c;

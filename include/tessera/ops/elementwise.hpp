@@ -4,6 +4,7 @@
 /// add, and row and column reductions. Written against the storage concept:
 /// every local block has a `values` View, and to_coo/from_coo for the rest.
 
+#include "../core/runtime_lifetime.hpp"
 #include "../comm/communicator.hpp"
 #include "../concepts/backend.hpp"
 #include "../core/combine.hpp"
@@ -99,6 +100,7 @@ struct write_kept_entries {
 template <matrix_value T, matrix_policy Policy, class F>
   requires std::invocable<const F&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> apply(const dist_matrix<T, Policy>& a, F f) {
+  detail::require_runtimes_alive();  // kept past the environment: an error, not an abort
   static_assert(!tile_storage<typename Policy::storage_type>,
                 "tessera::apply works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
                 "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
@@ -112,7 +114,7 @@ template <matrix_value T, matrix_policy Policy, class F>
   Kokkos::parallel_for("tessera::apply", Kokkos::RangePolicy<exec>(0, in.extent(0)),
                        detail::apply_values<T, decltype(in), decltype(out), F>{in, out, f});
   block.values = out;
-  return dist_matrix<T, Policy>(a.comm(), a.mapping(), block, a.col_map(), a.global_nnz());
+  return dist_matrix<T, Policy>(detail::assembled_block, a.comm(), a.mapping(), block, a.col_map(), a.global_nnz());
 }
 
 namespace detail {
@@ -135,6 +137,7 @@ template <matrix_value T, matrix_policy Policy>
 template <matrix_value T, matrix_policy Policy, class Predicate>
   requires std::predicate<const Predicate&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> prune(const dist_matrix<T, Policy>& a, Predicate drop) {
+  detail::require_runtimes_alive();  // kept past the environment: an error, not an abort
   static_assert(!tile_storage<typename Policy::storage_type>,
                 "tessera::prune works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
                 "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
@@ -186,6 +189,7 @@ csr_block<T, Mem> apply_drop_zeros_local(const csr_block<T, Mem>& in, const F& f
 template <matrix_value T, matrix_policy Policy, class F>
   requires std::invocable<const F&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> apply_drop_zeros(const dist_matrix<T, Policy>& a, F f) {
+  detail::require_runtimes_alive();  // kept past the environment: an error, not an abort
   static_assert(!tile_storage<typename Policy::storage_type>,
                 "tessera::apply_drop_zeros works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
                 "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
@@ -194,7 +198,7 @@ template <matrix_value T, matrix_policy Policy, class F>
   } else {
     auto out = a.comm().collectively(
         [&] { return detail::apply_drop_zeros_local<typename Policy::execution_space>(a.local(), f); });
-    return dist_matrix<T, Policy>(a.comm(), a.mapping(), std::move(out), a.col_map());
+    return dist_matrix<T, Policy>(detail::assembled_block, a.comm(), a.mapping(), std::move(out), a.col_map());
   }
 }
 

@@ -15,6 +15,7 @@
 #include "../matrix/redistribute.hpp"
 #include "../policy.hpp"
 #include "detail/operand_checks.hpp"
+#include "kept_plans.hpp"
 #include "detail/structure_fingerprint.hpp"
 #include "detail/tiles_as_elements.hpp"
 #include "elementwise.hpp"
@@ -192,7 +193,7 @@ class spgemm_plan {
 
   /// Whether this plan is for A's structure, B's distribution and `options` (not collective:
   /// this rank's answer; spgemm_plan_for agrees over the ranks).
-  [[nodiscard]] bool fits(const matrix& a, const matrix& b, const spgemm_options<Semiring>& options) {
+  [[nodiscard]] bool fits(const matrix& a, const matrix& b, const spgemm_options<Semiring>& options) const {
     const auto& mine = *options_;
     const bool same_options = options.kernel == mine.kernel && options.memory_budget_bytes == mine.memory_budget_bytes &&
                               options.mask == mine.mask && options.complement_mask == mine.complement_mask &&
@@ -232,30 +233,22 @@ class spgemm_plan {
  private:
   std::optional<spgemm_options<Semiring>> options_;  // re-made per call: a semiring need not be assignable
   mapping_type a_mapping_, b_mapping_;
-  detail::structure_fingerprint<1> a_cols_;
+  mutable detail::structure_fingerprint<1> a_cols_;  // remembers arrays that matched
   detail::fetch_schedule schedule_;
   std::optional<detail::grid_product_setup<mapping_type>> grid_;
 };
 
-/// The plan of A * B under `options`, made on first use and kept in A.plan_cache() (collective:
-/// every rank checks the plans it keeps and one allreduce agrees which one fits everywhere).
+/// The plan of A * B under `options`, made on first use and kept in A.plan_cache() (collective;
+/// kept_plans.hpp: the plans of A's products with several Bs or options, agreed over the ranks).
 template <matrix_value T, matrix_policy Policy, class Semiring>
 spgemm_plan<T, Policy, Semiring>& spgemm_plan_for(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                                   const spgemm_options<Semiring>& options = {}) {
-  auto& made = a.plan_cache().template entries<std::shared_ptr<spgemm_plan<T, Policy, Semiring>>>();
-  std::vector<int> fits(made.size());
-  for (std::size_t i = 0; i < made.size(); ++i) fits[i] = made[i]->fits(a, b, options) ? 1 : 0;
-  if (!fits.empty()) a.comm().allreduce_inplace(fits, MPI_MIN);
-  for (std::size_t i = 0; i < made.size(); ++i)
-    if (fits[i] != 0) {
-      made[i]->use_call_options(options);
-      return *made[i];
-    }
-  // A few plans per A (products with several Bs or options); the oldest goes first.
-  constexpr std::size_t kept = 4;
-  if (made.size() == kept) made.erase(made.begin());
-  made.push_back(std::make_shared<spgemm_plan<T, Policy, Semiring>>(a, b, options));
-  return *made.back();
+  using plan_type = spgemm_plan<T, Policy, Semiring>;
+  auto& plan = kept_plan<plan_type>(
+      a.comm(), a.plan_cache(), [&](const plan_type& kept) { return kept.fits(a, b, options); },
+      [&] { return std::make_shared<plan_type>(a, b, options); });
+  plan.use_call_options(options);
+  return plan;
 }
 
 #define TESSERA_SPGEMM_NEEDS_WHOLE_ROWS                                                                            \

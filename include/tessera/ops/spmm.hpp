@@ -24,6 +24,7 @@
 #include "../storage/csr.hpp"
 #include "../matrix/to_view.hpp"
 #include "detail/operand_checks.hpp"
+#include "kept_plans.hpp"
 #include "detail/structure_fingerprint.hpp"
 #include "grid/spmm_grid.hpp"
 #include "detail/tiles_as_elements.hpp"
@@ -609,19 +610,18 @@ class spmm_plan {
   std::shared_ptr<detail::spmm_workspace<T, Policy>> workspace_;
 };
 
-/// The plan for A * X, made on first use and kept in A.plan_cache() (collective).
+/// The plan for A * X, made on first use and kept in A.plan_cache() (collective; kept_plans.hpp:
+/// the plans of the splits and widths of X used with A, agreed over the ranks).
 template <matrix_value T, matrix_policy Policy>
 spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x,
                                     spmm_options options = {}) {
-  // The plans of every split of X used with this width and options: alternating between two
-  // splits of X reuses both plans instead of re-inspecting A at every call.
-  auto& made = a.plan_cache().template entries<std::shared_ptr<spmm_plan<T, Policy>>>();
-  for (const auto& plan : made)
-    if (plan->fits(x.mapping(), x.num_vectors(), options)) return *plan;
-  // No plan for this split on any rank (every rank holds the same splits): make one, collectively.
-  a.comm().collectively([&] { detail::require_same_ranks("spmm", a.comm(), x.comm(), "X"); });
-  made.push_back(std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors(), options));
-  return *made.back();
+  // Alternating between two splits of X reuses both plans instead of re-inspecting A at every call.
+  return kept_plan<spmm_plan<T, Policy>>(
+      a.comm(), a.plan_cache(), [&](const auto& plan) { return plan.fits(x.mapping(), x.num_vectors(), options); },
+      [&] {
+        a.comm().collectively([&] { detail::require_same_ranks("spmm", a.comm(), x.comm(), "X"); });
+        return std::make_shared<spmm_plan<T, Policy>>(a, x.mapping(), x.num_vectors(), options);
+      });
 }
 
 /// Y = A * X, Y split like A's rows (collective). The first call with a given

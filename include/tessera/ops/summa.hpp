@@ -19,6 +19,7 @@
 #include "../matrix/make_block_sparse.hpp"
 #include "../matrix/gather.hpp"
 #include "detail/operand_checks.hpp"
+#include "kept_plans.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -102,6 +103,8 @@ class summa_plan {
     c_shape_ = block_sparse_shape(a.row_tiles(), b.col_tiles(), std::move(c_tiles));
     a_shape_ = as;
     b_shape_ = bs;
+    a_mapping_ = a.mapping();
+    b_mapping_ = b.mapping();
 
     // One step per inner tile index: the A tiles of my rows in column kk, the B tiles of my columns in row kk.
     std::size_t unused = 0;
@@ -169,6 +172,9 @@ class summa_plan {
       TESSERA_REQUIRE(a.shape().same_pattern_as(a_shape_) && b.shape().same_pattern_as(b_shape_), invalid_argument,
                       "summa: the nonzero pattern of A or B changed since the plan was made; make a new plan");
       TESSERA_REQUIRE(c.mapping() == c_mapping_, dimension_mismatch, "summa: C must follow A's rows and B's columns");
+      TESSERA_REQUIRE(beta == T{0} || c_shape_.covers(c.shape()), invalid_argument,
+                      "summa: C has tiles that are not in the plan's C shape; make the plan with C's shape to keep "
+                      "beta * C");
     });
     const stats_scope scope(comm_, "summa");
     auto tiles = detail::allocate_tiles<T, memory_space>(c_mapping_, c_shape_, comm_.rank());
@@ -179,8 +185,6 @@ class summa_plan {
       for (std::size_t k = 0; k < c.local().num_tiles(); ++k) {
         const auto& t = c.shape().tiles()[c.local().index[k]];
         const std::size_t pos = c_shape_.find(static_cast<std::size_t>(t.row), static_cast<std::size_t>(t.col));
-        TESSERA_REQUIRE(pos != block_sparse_shape::npos, invalid_argument,
-                        "summa: C's tile ({}, {}) is not in the plan's C shape", t.row, t.col);
         const auto to = static_cast<std::size_t>(
             std::lower_bound(tiles.index.begin(), tiles.index.end(), pos) - tiles.index.begin());
         for (std::size_t e = 0; e < c.local().offset[k + 1] - c.local().offset[k]; ++e)
@@ -216,6 +220,13 @@ class summa_plan {
     c = c_type(comm_, c_mapping_, typename c_type::local_block_type(std::move(tiles), std::move(shape)));
   }
 
+  /// Whether this plan is for A's and B's nonzero patterns and distributions and a C whose tiles
+  /// it keeps when beta != 0 (`c_shape`, or nullptr) (not collective: summa() agrees through kept_plan).
+  [[nodiscard]] bool fits(const a_type& a, const b_type& b, const block_sparse_shape* c_shape) const {
+    return a.mapping() == a_mapping_ && b.mapping() == b_mapping_ && a.shape().same_pattern_as(a_shape_) &&
+           b.shape().same_pattern_as(b_shape_) && (c_shape == nullptr || c_shape_.covers(*c_shape));
+  }
+
   /// A zero C with the plan's mapping and shape.
   [[nodiscard]] c_type make_c() const {
     return c_type(comm_, c_mapping_,
@@ -240,6 +251,8 @@ class summa_plan {
   typename PolicyA::mapping_type c_mapping_;
   block_sparse_shape c_shape_;
   block_sparse_shape a_shape_, b_shape_;  ///< the patterns the plan was made for
+  typename PolicyA::mapping_type a_mapping_;
+  typename PolicyB::mapping_type b_mapping_;
   std::vector<step> steps_;
   double local_flops_ = 0, flops_ = 0;
   Kokkos::View<T*, memory_space> a_buf_[2], b_buf_[2];
@@ -254,10 +267,21 @@ class summa_plan {
 template <class T, class PolicyA, class PolicyB, class... Rest>
 summa_plan(const dist_matrix<T, PolicyA>&, const dist_matrix<T, PolicyB>&, Rest&&...) -> summa_plan<T, PolicyA, PolicyB>;
 
+/// The SUMMA plan of A * B (keeping C's tiles when given), made on first use and kept in
+/// A.plan_cache() (collective; kept_plans.hpp).
+template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
+summa_plan<T, PolicyA, PolicyB>& summa_plan_for(const dist_matrix<T, PolicyA>& a, const dist_matrix<T, PolicyB>& b,
+                                                const block_sparse_shape* c_shape = nullptr) {
+  using plan_type = summa_plan<T, PolicyA, PolicyB>;
+  return kept_plan<plan_type>(
+      a.comm(), a.plan_cache(), [&](const plan_type& plan) { return plan.fits(a, b, c_shape); },
+      [&] { return std::make_shared<plan_type>(a, b, c_shape); });
+}
+
 /// C = alpha * A * B by SUMMA (collective); C follows A's rows and B's columns.
 template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
 [[nodiscard]] dist_matrix<T, PolicyA> summa(T alpha, const dist_matrix<T, PolicyA>& a, const dist_matrix<T, PolicyB>& b) {
-  summa_plan<T, PolicyA, PolicyB> plan(a, b);
+  auto& plan = summa_plan_for(a, b);
   auto c = plan.make_c();
   plan.apply(alpha, a, b, T{0}, c);
   return c;
@@ -267,8 +291,7 @@ template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
 template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
 void summa(T alpha, const dist_matrix<T, PolicyA>& a, const dist_matrix<T, PolicyB>& b, T beta,
            dist_matrix<T, PolicyA>& c) {
-  summa_plan<T, PolicyA, PolicyB> plan(a, b, beta != T{0} ? &c.shape() : nullptr);
-  plan.apply(alpha, a, b, beta, c);
+  summa_plan_for(a, b, beta != T{0} ? &c.shape() : nullptr).apply(alpha, a, b, beta, c);
 }
 
 }  // namespace tessera

@@ -25,6 +25,8 @@
 #include "grid/transpose_grid.hpp"
 #include "detail/tiles_as_elements.hpp"
 #include "detail/transpose_on_device.hpp"
+#include "kept_plans.hpp"
+#include "transpose_plan.hpp"
 #include "../core/device_algorithms.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -40,7 +42,13 @@
 
 namespace tessera {
 
-enum class transpose_algorithm { route, slots };
+/// How transpose moves A's entries (whole-row distributions; grids route, or plan).
+///  - route: each entry travels once as (j, i, v) to its owner under A^T (the default);
+///  - slots: owners open one-sided slots that the senders fill (a backend-neutral alternative);
+///  - planned: the first call inspects A's structure and keeps a transpose_plan with A
+///    (kept_plans.hpp); later calls with a matrix of that structure and distribution move
+///    values only (8 bytes per entry for doubles, no sort): A^T in an iteration whose values change.
+enum class transpose_algorithm { route, slots, planned };
 
 namespace detail {
 
@@ -228,7 +236,7 @@ dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
     space.fence();
     return std::pair{block, d_col_map};
   });
-  return matrix(comm, result_rows, std::move(local), std::move(col_map), a.global_nnz());
+  return matrix(detail::assembled_block, comm, result_rows, std::move(local), std::move(col_map), a.global_nnz());
 }
 
 template <matrix_value T, matrix_policy Policy>
@@ -312,6 +320,16 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
 
 }  // namespace detail
 
+/// The transpose_plan of A's structure and distribution, made on first use and kept in
+/// A.plan_cache() (collective; kept_plans.hpp).
+template <matrix_value T, matrix_policy Policy>
+transpose_plan<T, Policy>& transpose_plan_for(const dist_matrix<T, Policy>& a) {
+  using plan_type = transpose_plan<T, Policy>;
+  return kept_plan<plan_type>(
+      a.comm(), a.plan_cache(), [&](const plan_type& plan) { return plan.fits(a); },
+      [&] { return std::make_shared<plan_type>(a); });
+}
+
 /// A^T in A's storage (collective; traffic counted under "transpose"), any storage.
 ///  - whole rows on each rank (whole_row_mapping): distributed by `A.mapping().with_shape(n, m)`:
 ///    a square A keeps its row split, row_block splits a new row count evenly;
@@ -333,10 +351,12 @@ template <matrix_value T, matrix_policy Policy>
     const auto t = transpose(detail::tiles_as_elements(a));
     return to_tiles<Policy>(t, a.comm().collectively([&] { return a.mapping().transposed(); }));
   } else if constexpr (!whole_row_mapping<mapping_type> && retiling_grid_mapping<mapping_type>) {
-    (void)algorithm;  // one algorithm on grids: route to the transposed mapping
+    // Grids route to the transposed mapping (slots is the same route there), or plan.
+    if (algorithm == transpose_algorithm::planned) return transpose_plan_for(a).apply(a);
     const stats_scope scope(a.comm(), "transpose");
     return detail::transpose_on_grid(a);
   } else if constexpr (whole_row_mapping<mapping_type>) {
+    if (algorithm == transpose_algorithm::planned) return transpose_plan_for(a).apply(a);
     const stats_scope scope(a.comm(), "transpose");
     const auto result_rows =
         a.comm().collectively([&] { return a.mapping().with_shape(a.num_cols(), a.num_rows()); });

@@ -158,6 +158,14 @@ class transpose_plan {
       return convert<storage>(t);
   }
 
+  /// Whether `a` has the structure and distribution the plan was made for (not collective: this
+  /// rank's answer; apply and transpose_plan_for agree over the ranks). O(nnz) hash of the structure.
+  [[nodiscard]] bool fits(const dist_matrix<T, Policy>& a) const {
+    if (!(a.mapping() == mapping_)) return false;
+    const auto mine = local_coordinates(a);
+    return fingerprint_.matches(mine.rows, mine.cols, a.col_map());
+  }
+
   /// Values this rank sends per apply to other ranks (each once; to every replica of a
   /// replicated A^T); its own stay.
   [[nodiscard]] std::size_t values_moved() const noexcept { return moved_; }
@@ -177,7 +185,7 @@ class transpose_plan {
 
   mapping_type mapping_;
   std::optional<mapping_type> target_;
-  detail::structure_fingerprint<3> fingerprint_;
+  mutable detail::structure_fingerprint<3> fingerprint_;  // remembers arrays that matched
   std::vector<std::size_t> send_order_, send_offsets_, receive_offsets_, position_;
   std::size_t moved_ = 0;
   std::optional<dist_matrix<T, rows_policy>> shape_;

@@ -82,6 +82,13 @@ class block_sparse_shape {
       if (tiles_[k].row != other.tiles_[k].row || tiles_[k].col != other.tiles_[k].col) return false;
     return true;
   }
+  /// Whether `other` has the same tilings and each of its nonzero tiles is nonzero here.
+  [[nodiscard]] bool covers(const block_sparse_shape& other) const noexcept {
+    if (!(rows_ == other.rows_) || !(cols_ == other.cols_)) return false;
+    for (const auto& t : other.tiles_)
+      if (find(static_cast<std::size_t>(t.row), static_cast<std::size_t>(t.col)) == npos) return false;
+    return true;
+  }
   [[nodiscard]] std::size_t num_nonzero_tiles() const noexcept { return tiles_.size(); }
   /// Positions in tiles() of tile row r: [row_begin(r), row_end(r)).
   [[nodiscard]] std::size_t row_begin(std::size_t r) const noexcept { return row_ptr_[r]; }

@@ -94,7 +94,7 @@ dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename P
     space.fence();
     return std::pair{block, col_map};
   });
-  return matrix(comm, mapping, std::move(local), std::move(col_map));
+  return matrix(assembled_block, comm, mapping, std::move(local), std::move(col_map));
 }
 
 }  // namespace tessera::detail

@@ -300,7 +300,7 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
     block = storage::from_coo(space, coo_block<T, mem>{block_rows, block_cols, row_idx, rows_of_at.col_idx, rows_of_at.values});
   }
   space.fence();
-  return matrix(comm, result_rows, std::move(block), std::move(columns), a.global_nnz());
+  return matrix(detail::assembled_block, comm, result_rows, std::move(block), std::move(columns), a.global_nnz());
 }
 
 }  // namespace tessera::detail

@@ -246,7 +246,7 @@ dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const d
   // SUMMA on A's own grid (the stages merged): every entry was computed where C stores it, once,
   // rows and columns ascending, so the product is C's block as it is (no exchange, no assembly).
   if (auto block = comm.collectively([&] { return block_in_place<T, Policy>(comm, c_mapping, grid, products); }))
-    return dist_matrix<T, Policy>(comm, c_mapping, std::move(block->first), std::move(block->second));
+    return dist_matrix<T, Policy>(detail::assembled_block, comm, c_mapping, std::move(block->first), std::move(block->second));
 
   // Otherwise the partial products go to C's owners (reduced over layers and stages, copied to
   // every replica), folded with the semiring's add.

@@ -27,6 +27,7 @@
 #include "../../matrix/local_triplets.hpp"
 #include "../../matrix/to_view.hpp"
 #include "../detail/operand_checks.hpp"
+#include "../kept_plans.hpp"
 #include "layered_grid.hpp"
 #include "local_product.hpp"
 
@@ -366,24 +367,24 @@ class grid_spmm_plan {
 template <matrix_value T, matrix_policy PA, matrix_policy PX>
 grid_spmm_plan<T, PA, PX>& grid_spmm_plan_for(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x,
                                               const dist_dense<T, PX>& y) {
-  // Every rank holds the same plans for the same distributions, so all find one or none. A plan
-  // fits only X's and Y's own row distributions, so operands of another shape make a new plan,
-  // whose checks agree; a product through a kept plan agrees once, in apply.
-  auto& made = a.plan_cache().template entries<std::shared_ptr<grid_spmm_plan<T, PA, PX>>>();
-  for (const auto& plan : made)
-    if (plan->fits(x.mapping(), y.mapping(), x.num_vectors())) return *plan;
+  // A plan fits only X's and Y's own row distributions, so operands of another shape make a new
+  // plan, whose checks agree (kept_plans.hpp); a product through a kept plan agrees once, in apply.
   const auto& comm = a.comm();
-  comm.collectively([&] {
-    detail::require_same_ranks("spmm", comm, x.comm(), "X");
-    detail::require_same_ranks("spmm", comm, y.comm(), "Y");
-    TESSERA_REQUIRE(a.num_cols() == x.num_rows(), dimension_mismatch, "spmm: A is {} x {} but X has {} rows",
-                    a.num_rows(), a.num_cols(), x.num_rows());
-    TESSERA_REQUIRE(y.num_rows() == a.num_rows() && y.num_vectors() == x.num_vectors(), dimension_mismatch,
-                    "spmm: Y is {} x {} but A * X is {} x {}", y.num_rows(), y.num_vectors(), a.num_rows(),
-                    x.num_vectors());
-  });
-  made.push_back(std::make_shared<grid_spmm_plan<T, PA, PX>>(a, x.mapping(), y.mapping(), x.num_vectors()));
-  return *made.back();
+  using plan_type = grid_spmm_plan<T, PA, PX>;
+  return kept_plan<plan_type>(
+      comm, a.plan_cache(), [&](const plan_type& plan) { return plan.fits(x.mapping(), y.mapping(), x.num_vectors()); },
+      [&] {
+        comm.collectively([&] {
+          detail::require_same_ranks("spmm", comm, x.comm(), "X");
+          detail::require_same_ranks("spmm", comm, y.comm(), "Y");
+          TESSERA_REQUIRE(a.num_cols() == x.num_rows(), dimension_mismatch, "spmm: A is {} x {} but X has {} rows",
+                          a.num_rows(), a.num_cols(), x.num_rows());
+          TESSERA_REQUIRE(y.num_rows() == a.num_rows() && y.num_vectors() == x.num_vectors(), dimension_mismatch,
+                          "spmm: Y is {} x {} but A * X is {} x {}", y.num_rows(), y.num_vectors(), a.num_rows(),
+                          x.num_vectors());
+        });
+        return std::make_shared<plan_type>(a, x.mapping(), y.mapping(), x.num_vectors());
+      });
 }
 
 }  // namespace tessera

@@ -346,7 +346,7 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
   // The kernels call the user's semiring: whatever it throws on one rank is raised on every rank,
   // instead of leaving the others waiting in C's constructor.
   auto c = comm.collectively([&] { return multiply_local(a, b, mask, referenced, options); });
-  return dist_matrix<T, Policy>(comm, a.mapping().with_shape(a.num_rows(), b.num_cols()), std::move(c.block),
+  return dist_matrix<T, Policy>(detail::assembled_block, comm, a.mapping().with_shape(a.num_rows(), b.num_cols()), std::move(c.block),
                                 std::move(c.col_map));
   }
 }

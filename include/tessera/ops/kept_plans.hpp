@@ -1,0 +1,56 @@
+#pragma once
+/// @file
+/// kept_plan: the one rule by which operations keep their plans with a matrix.
+///
+/// spmm, spgemm, the grid SpMM, transpose's planned algorithm, bsgemm and summa keep what they
+/// inspect in their first operand's plan_cache(), and all look a plan up here, so that every
+/// operation decides the same way:
+///  - **agreed**: each rank asks its kept plans whether they fit its operands, and one allreduce
+///    picks the first plan that fits on every rank. A plan that fits on some ranks only (a width
+///    that differs on one rank, a structure changed on one) is never applied by some ranks while
+///    others build a new one: all build a new one, whose own checks then agree on the error;
+///  - **bounded**: at most `plans_kept_per_kind` plans of one kind per matrix (with its copies);
+///    the least recently used goes first. Every rank holds the same list, so evictions agree too.
+
+#include "../comm/communicator.hpp"
+#include "../core/typed_cache.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace tessera {
+
+/// Plans of one kind kept per matrix (and its copies) before the least recently used goes.
+inline constexpr std::size_t plans_kept_per_kind = 4;
+
+/// The kept Plan for which `fits(plan)` holds on every rank, or a new one made by `make()` (which
+/// returns a std::shared_ptr<Plan>, collectively) and kept. Collective: one allreduce when plans are kept.
+///
+/// @param fits  this rank's answer (not collective, must not throw)
+/// @param make  builds the plan when none fits everywhere (collective)
+template <class Plan, class Fits, class Make>
+Plan& kept_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&& make) {
+  auto& kept = cache.template entries<std::shared_ptr<Plan>>();
+  if (!kept.empty()) {
+    std::vector<int> fit(kept.size());
+    for (std::size_t i = 0; i < kept.size(); ++i) fit[i] = fits(static_cast<const Plan&>(*kept[i])) ? 1 : 0;
+    comm.allreduce_inplace(fit, MPI_MIN);
+    for (std::size_t i = 0; i < kept.size(); ++i)
+      if (fit[i] != 0) {
+        // Most recently used last: the front is what goes when the list is full.
+        std::rotate(kept.begin() + static_cast<std::ptrdiff_t>(i), kept.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                    kept.end());
+        return *kept.back();
+      }
+  }
+  std::shared_ptr<Plan> made = make();
+  if (kept.size() >= plans_kept_per_kind) kept.erase(kept.begin());
+  kept.push_back(std::move(made));
+  return *kept.back();
+}
+
+}  // namespace tessera
