@@ -19,6 +19,14 @@ under the Poisson approximation (the m edges fall independently with R-MAT's pro
 scales 14 and 16 this reproduces the measured nnz(A) and nnz(A*A) within 1% and the 1-D SpGEMM's
 bytes within 0.1% (run --check on bench/results/peers-final-2026-11-22.jsonl).
 
+nnz(A*A) and the 3-D product's partial C are expectations over R-MAT instances (seeds). Their means
+over seeds 1-10 at scales 14 and 15 are within 0.2% (nnz(A*A)) and 0.4% (partial C, 2 layers) of
+the model, but one instance varies about them (standard deviations 0.35% and 0.5-0.7%: a few hubs
+carry most paths, and which layer and grid position each falls in is the instance's), and so does
+the share of partial C computed on its owner (1/P on average). One 3-D run is therefore within
+about 1.7% of the model, not 0.3%: --check gave 0.983 to 1.014 over 33 runs at 4 ranks (scales
+14-16, 2 and 4 layers), whose counters equal the exact per-entry count to the byte.
+
 No dependencies: the SVG is written by hand and is deterministic (same model, same file).
 """
 from __future__ import annotations
@@ -43,6 +51,17 @@ SPMM_K = 32  # bench_spmm's k in the measured runs
 def touched(lam: float) -> float:
     """Probability that a Poisson count of mean lam is not zero."""
     return -expm1(-lam)
+
+
+def no_path(a: float, b: float, layers: int) -> float:
+    """-log(1 - x / c), x = touched(a) touched(b) the probability that two entries (edge counts of
+    means a and b) are both there: one path's share of L, where exp(-L) is the probability that a
+    given one of c layers (each inner index in it with probability 1/c) holds none of the paths."""
+    x = touched(a) * touched(b)
+    if layers > 1 or x < 0.5:
+        return -math.log1p(-x / layers)
+    miss = math.exp(-a) + math.exp(-b) - math.exp(-a - b)  # 1 - x without cancellation
+    return -log(miss) if miss > 0 else 745.0  # exp(-745) is 0 in doubles: the entry is certain
 
 
 def squarest(ranks: int) -> tuple[int, int]:
@@ -84,6 +103,7 @@ class Rmat:
             return sum(comb(s - t, x) * comb(t, y) * touched(self.m * z0 ** (s - t - x) * z1**x * o0 ** (t - y) * o1**y)
                        for x in range(s - t + 1) for y in range(t + 1))
 
+        self._paths: dict[int, list[tuple[int, float]]] = {}
         self.count = [comb(s, t) for t in range(s + 1)]  # vertices with t one bits
         self.row = [line(t, a, b, c, d) for t in range(s + 1)]
         self.col = [line(t, a, c, b, d) for t in range(s + 1)]
@@ -102,15 +122,21 @@ class Rmat:
     def _prob(self, cls) -> float:
         return touched(self.m * math.prod(p**x for p, x in zip(self.p, cls)))
 
-    @functools.cached_property
-    def paths(self) -> list[tuple[int, float]]:
-        """Per entry class of A*A: (entries in the class, expected number of inner indices k with
-        A(i,k) and A(k,j) both nonzero). k's bits are chosen independently inside each of the four
-        kinds of position of (i, j)."""
+    def paths(self, layers: int = 1) -> list[tuple[int, float]]:
+        """Per entry class of A*A: (entries in the class, L) with L = sum over inner indices k of
+        -log(1 - a_ik a_kj / c), a_ik = P(A(i,k) != 0): an entry has no path i -> k -> j among the
+        inner indices of one of c layers (each k in it with probability 1/c, entries independent)
+        with probability exp(-L). k's bits are chosen independently inside each of the four kinds
+        of position of (i, j). The Poisson form L = sum a_ik a_kj / c (expected paths) misses the
+        terms of order 2 and up of -log(1 - x): small for most entries, but an R-MAT hub gives
+        a_ik a_kj near 1, where it undercounted: nnz(C) by 0.6-0.9% and the 2-layer partial C by
+        0.4-0.9% against the means over seeds at scales 14-16 (now 0.1-0.2% and 0.1-0.4%)."""
+        if layers in self._paths:
+            return self._paths[layers]
         lp = [log(x) for x in self.p]
         out = []
         for count, (n00, n01, n10, n11) in self._pairs():
-            lam = 0.0
+            total = 0.0
             for x00 in range(n00 + 1):  # x_ij: positions of kind (i bit, j bit) where k's bit is 1
                 for x01 in range(n01 + 1):
                     for x10 in range(n10 + 1):
@@ -118,9 +144,11 @@ class Rmat:
                         for x11 in range(n11 + 1):
                             ik = (n00 - x00 + n01 - x01, x00 + x01, n10 - x10 + n11 - x11, x10 + x11)  # (i bit, k bit)
                             kj = (n00 - x00 + n10 - x10, n01 - x01 + n11 - x11, x00 + x10, x01 + x11)  # (k bit, j bit)
-                            lam += w * comb(n11, x11) * touched(self.m * math.exp(sum(x * l for x, l in zip(ik, lp)))) \
-                                * touched(self.m * math.exp(sum(x * l for x, l in zip(kj, lp))))
-            out.append((count, lam))
+                            a = self.m * math.exp(sum(x * l for x, l in zip(ik, lp)))
+                            b = self.m * math.exp(sum(x * l for x, l in zip(kj, lp)))
+                            total += w * comb(n11, x11) * no_path(a, b, layers)
+            out.append((count, total))
+        self._paths[layers] = out
         return out
 
     @functools.cached_property
@@ -128,8 +156,8 @@ class Rmat:
         return self.partial_c(1)
 
     def partial_c(self, layers: int) -> float:
-        """sum over layers of nnz(A(:, K_l) * B(K_l, :)): each layer holds 1/c of the paths of an entry."""
-        return sum(count * layers * touched(lam / layers) for count, lam in self.paths)
+        """sum over layers of nnz(A(:, K_l) * B(K_l, :)), K_l a random 1/c of the inner indices."""
+        return sum(count * layers * touched(total) for count, total in self.paths(layers))
 
     def named(self, degrees: list[float], share: float) -> float:
         """Expected rows (or columns, by `degrees`) with at least one entry in a random `share` of
@@ -162,7 +190,7 @@ class Rmat:
 
     def inputs(self) -> dict:
         return {"n": self.n, "nnz_a": round(self.nnz), "nnz_c": round(self.nnz_c), "flops": round(self.flops),
-                "source": "R-MAT class sums, Poisson approximation (checked against measured nnz_out at scales 14 and 16)"}
+                "source": "R-MAT class sums, entries independent (checked against measured nnz_out at scales 14 to 16)"}
 
 
 class Laplacian:

@@ -492,6 +492,78 @@ TEST_CASE("traffic of the grid algorithms equals the model") {
   }
 }
 
+// The 3-D row of docs/scaling.md at 2 layers on an R-MAT input (issue 27, item 8): a few hubs
+// carry most of the paths i -> k -> j, the case where the model's partial_c needed the higher
+// order terms of -log(1 - a_ik a_kj / c). Here every term is evaluated exactly from the operand:
+// the copies of A(i, k) and of B(k, j) = A(k, j) not on their owner (16 bytes), partial_c as the
+// layers' products nnz(A(:, K_l) A(K_l, :)) computed serially, each partial entry not computed on
+// C's owner (24 bytes), and three size exchanges; their sum must equal the counters.
+TEST_CASE("3-D spgemm at 2 layers on R-MAT: counters equal the pieces plus the layers' partial products") {
+  const auto& comm = test::world();
+  const int ranks = comm.size();
+  constexpr int layers = 2;
+  if (ranks % layers != 0) return;  // two layers of P / 2 ranks each
+  using Rows = policy<row_block, csr, mpi_rma>;
+  using P = grid_policy<csr, mpi_rma>;
+  constexpr std::uint64_t piece_entry = 16, entry = 24, size_message = 8;
+  const auto generated = generate::rmat<double, Rows>(comm, 7, 16, 1);  // n = 128, 2,048 edges
+  const auto ra = gather_to_all(generated);
+  const auto full = product(ra, ra);
+  std::uint64_t flops = 0;
+  for (global_index i = 0; i < ra.rows; ++i)
+    for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+      const auto k = static_cast<std::size_t>(ra.col_idx[static_cast<std::size_t>(e)]);
+      flops += static_cast<std::uint64_t>(ra.row_ptr[k + 1] - ra.row_ptr[k]);
+    }
+  for (const auto grid : grids_of(ranks)) {
+    INFO("grid " << grid.p << "x" << grid.q);
+    const auto da = redistribute<P>(generated, block_cyclic_2d{.grid = grid, .block_rows = 8, .block_cols = 8});
+    const auto& m = da.mapping();
+    const auto lg = make_layered_grid(m, m, layers);
+    const auto c_map = m.with_tiles(m.row_tiles(), m.col_tiles(), m.column_owners());
+    const auto layer = [&](global_index k) { return lg.inner_layer[static_cast<std::size_t>(k)]; };
+    const auto row_group = [&](global_index i) { return lg.row_group[static_cast<std::size_t>(i)]; };
+    const auto col_group = [&](global_index j) { return lg.col_group[static_cast<std::size_t>(j)]; };
+    // Each entry (i, k) is A(i, k), sent to the q' ranks of (layer(k), row group(i)), and B(i, k),
+    // sent to the p' ranks of (layer(i), column group(k)); copies on the owner are not sent.
+    std::uint64_t pieces = 0;
+    std::vector<triplets<double>> left(layers), right(layers);  // A(:, K_l), A(K_l, :)
+    for (global_index i = 0; i < ra.rows; ++i)
+      for (auto e = ra.row_ptr[static_cast<std::size_t>(i)]; e < ra.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+        const auto k = ra.col_idx[static_cast<std::size_t>(e)];
+        const double v = ra.values[static_cast<std::size_t>(e)];
+        const int from = m.owner(i, k);
+        for (int s = 0; s < lg.grid.q; ++s) pieces += lg.rank(layer(k), row_group(i), s) != from;
+        for (int r = 0; r < lg.grid.p; ++r) pieces += lg.rank(layer(i), r, col_group(k)) != from;
+        left[static_cast<std::size_t>(layer(k))].push_back(i, k, v);
+        right[static_cast<std::size_t>(layer(i))].push_back(i, k, v);
+      }
+    // partial_c: the layers' products, each entry computed on (l, row group(i), column group(j)).
+    std::uint64_t partial_c = 0, partials_sent = 0;
+    for (int l = 0; l < layers; ++l) {
+      const auto piece = product(host_csr<double>::from_triplets(ra.rows, ra.cols, left[static_cast<std::size_t>(l)]),
+                                 host_csr<double>::from_triplets(ra.rows, ra.cols, right[static_cast<std::size_t>(l)]));
+      partial_c += static_cast<std::uint64_t>(piece.nnz());
+      for (global_index i = 0; i < piece.rows; ++i)
+        for (auto e = piece.row_ptr[static_cast<std::size_t>(i)]; e < piece.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+          const auto j = piece.col_idx[static_cast<std::size_t>(e)];
+          partials_sent += lg.rank(l, row_group(i), col_group(j)) != c_map.owner(i, j);
+        }
+    }
+    // nnz(C) < partial_c <= min(c nnz(C), flops): the hubs' entries have paths in both layers.
+    const auto nnz_c = static_cast<std::uint64_t>(full.nnz());
+    CHECK(partial_c > nnz_c);
+    CHECK(partial_c <= std::min<std::uint64_t>(layers * nnz_c, flops));
+
+    comm.stats().reset();
+    const auto c = spgemm(da, da, spgemm_options{.layers = layers});
+    const auto bytes = comm.sum(comm.stats().of("spgemm").bytes);
+    const auto sizes = 3 * size_message * static_cast<std::uint64_t>(ranks - 1) * static_cast<std::uint64_t>(ranks);
+    CHECK(bytes == pieces * piece_entry + partials_sent * entry + sizes);
+    test::require_equal(c, full);
+  }
+}
+
 TEST_CASE("row_partition: rows scattered by an owner list run spgemm, transpose and spmm") {
   const auto& comm = test::world();
   const auto a = test::make_entries(21, 21, 0.2, 14);
