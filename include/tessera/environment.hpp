@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// tessera::environment: the lifetime of MPI and Kokkos for a program.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_ENVIRONMENT_HPP
+#endif
 
 #include <mpi.h>
 
@@ -181,3 +185,8 @@ class environment {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_ENVIRONMENT_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_ENVIRONMENT_HPP
+#endif

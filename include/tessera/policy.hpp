@@ -2,6 +2,10 @@
 /// @file
 /// policy<Distribution, Storage, Backend, ExecutionSpace>: the compile-time
 /// description of how a distributed matrix is laid out, stored and moved.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_POLICY_HPP
+#endif
 
 #include "concepts/backend.hpp"
 #include "concepts/distribution.hpp"
@@ -74,3 +78,8 @@ using rebind_execution_space_t =
     policy<typename P::distribution_type, typename P::storage_type, typename P::backend_type, NewExecutionSpace>;
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_POLICY_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_POLICY_HPP
+#endif

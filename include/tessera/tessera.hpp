@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Umbrella header: everything tessera offers.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_TESSERA_HPP
+#endif
 
 #include "core/combine.hpp"
 #include "concepts/backend.hpp"
@@ -28,7 +32,6 @@
 #include "comm/segment.hpp"
 
 #include "distribution/block_cyclic_2d.hpp"
-#include "distribution/grid_aligned_rows.hpp"
 #include "distribution/replicated_columns.hpp"
 #include "distribution/row_block.hpp"
 #include "distribution/row_partition.hpp"
@@ -60,6 +63,7 @@
 #include "ops/elementwise.hpp"
 #include "ops/semiring.hpp"
 #include "ops/spgemm.hpp"
+#include "ops/grid/grid_aligned_rows.hpp"
 #include "ops/spmm.hpp"
 #include "ops/summa.hpp"
 #include "ops/transpose.hpp"
@@ -69,3 +73,8 @@
 #include "generators/molecular_chain.hpp"
 #include "generators/rmat.hpp"
 #include "generators/uniform_random.hpp"
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_TESSERA_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_TESSERA_HPP
+#endif

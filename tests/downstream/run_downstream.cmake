@@ -1,7 +1,8 @@
-# Install tessera from its build tree, then build and run the downstream project
-# twice: through find_package(tessera) and through add_subdirectory.
+# Install tessera from its build tree (VIA=package), or take its sources (VIA=subdirectory), then
+# build and run the downstream project: the full program through find_package(tessera), a small
+# one through add_subdirectory (the same targets; compiling the full program twice only cost time).
 include(${CMAKE_CURRENT_LIST_DIR}/../support/run_command.cmake)
-require_variables(run_downstream.cmake TESSERA_SOURCE_DIR TESSERA_BINARY_DIR WORK_DIR MPIEXEC GENERATOR KOKKOS_ARGS KOKKOS_VERSION_PROGRAM)
+require_variables(run_downstream.cmake VIA TESSERA_SOURCE_DIR TESSERA_BINARY_DIR WORK_DIR MPIEXEC GENERATOR KOKKOS_ARGS KOKKOS_VERSION_PROGRAM)
 
 string(REPLACE "|" ";" MPIEXEC "${MPIEXEC}")  # the launcher and its flags, joined by the caller
 string(REPLACE "|" ";" KOKKOS_ARGS "${KOKKOS_ARGS}")  # how tessera's own build found Kokkos
@@ -14,16 +15,21 @@ if(NOT rc EQUAL 0 OR NOT expected_kokkos MATCHES "^KOKKOS_VERSION=[0-9]+$")
 endif()
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
-run(${CMAKE_COMMAND} --install ${TESSERA_BINARY_DIR} --prefix ${prefix})
-if(NOT EXISTS ${prefix}/include/tessera/tessera.hpp)
-  message(FATAL_ERROR "the install did not place tessera/tessera.hpp under ${prefix}/include")
+set(program main.cpp)
+if(VIA STREQUAL "package")
+  run(${CMAKE_COMMAND} --install ${TESSERA_BINARY_DIR} --prefix ${prefix})
+  if(NOT EXISTS ${prefix}/include/tessera/tessera.hpp)
+    message(FATAL_ERROR "the install did not place tessera/tessera.hpp under ${prefix}/include")
+  endif()
+else()
+  set(program through_subdirectory.cpp)
 endif()
 
-foreach(via package subdirectory)
+foreach(via ${VIA})
   set(build ${WORK_DIR}/build-${via})
   run(${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR}/tests/downstream -B ${build} -G "${GENERATOR}"
       -DCMAKE_BUILD_TYPE=Release -DTESSERA_VIA=${via} -DTESSERA_SOURCE_DIR=${TESSERA_SOURCE_DIR}
-      -DCMAKE_PREFIX_PATH=${prefix} ${KOKKOS_ARGS})
+      -DDOWNSTREAM_SOURCE=${program} -DCMAKE_PREFIX_PATH=${prefix} ${KOKKOS_ARGS})
   run(${CMAKE_COMMAND} --build ${build})
   # Its own distribution and storage against row_block x csr, at 1-4 ranks.
   foreach(np 1 2 3 4)

@@ -318,3 +318,45 @@ TEST_CASE("conformance: the tracing backend of examples/custom_policies, over mp
   custom::tracing<aggregator>::context over_aggregator(test::world(), {});
   CHECK_NOTHROW(testing::check_backend(over_aggregator));
 }
+
+TEST_CASE_TEMPLATE("planned_exchange: values along a plan and back along its inverse, sizes not agreed again", B,
+                   mpi_rma, aggregator) {
+  const auto& comm = test::world();
+  const int me = comm.rank(), ranks = comm.size();
+  // Rank r sends (r + s) % 3 records to rank s, each naming (sender, receiver, position).
+  std::vector<std::size_t> counts(static_cast<std::size_t>(ranks));
+  for (int s = 0; s < ranks; ++s) counts[static_cast<std::size_t>(s)] = static_cast<std::size_t>((me + s) % 3);
+  std::vector<std::size_t> incoming(static_cast<std::size_t>(ranks));
+  for (int s = 0; s < ranks; ++s) incoming[static_cast<std::size_t>(s)] = static_cast<std::size_t>((s + me) % 3);
+  const planned_exchange plan(planned_exchange::offsets_of(counts), planned_exchange::offsets_of(incoming));
+  auto out = plan.send_buffer<std::int64_t>();
+  for (int s = 0; s < ranks; ++s)
+    for (std::size_t k = 0; k < out.bucket(s).size(); ++k) out.bucket(s)[k] = 10000 * me + 100 * s + static_cast<std::int64_t>(k);
+  comm.stats().reset();
+  const auto arrived = [&] {
+    const stats_scope scope(comm, "planned");
+    return exchange_planned(B{}, comm, out, plan);
+  }();
+  for (int r = 0; r < ranks; ++r) {
+    REQUIRE(arrived.bucket(r).size() == incoming[static_cast<std::size_t>(r)]);
+    for (std::size_t k = 0; k < arrived.bucket(r).size(); ++k)
+      CHECK(arrived.bucket(r)[k] == 10000 * r + 100 * me + static_cast<std::int64_t>(k));
+  }
+  // The payload only, counted by the sender: no size all-to-all.
+  std::uint64_t sent_remote = 0;
+  for (int s = 0; s < ranks; ++s)
+    if (s != me) sent_remote += counts[static_cast<std::size_t>(s)];
+  CHECK(comm.stats().of("planned").bytes == 8 * sent_remote);
+  // Back along the inverse, each record doubled in width (two values per record sent).
+  const auto back_plan = plan.inverse().scaled(2);
+  CHECK(back_plan.sends() == 2 * plan.receives());
+  CHECK(back_plan.receives() == 2 * plan.sends());
+  auto back = back_plan.send_buffer<std::int64_t>();
+  for (std::size_t k = 0; k < arrived.data.size(); ++k) back.data[2 * k] = back.data[2 * k + 1] = arrived.data[k];
+  const auto returned = exchange_planned(B{}, comm, back, back_plan);
+  REQUIRE(returned.data.size() == 2 * out.data.size());
+  for (std::size_t k = 0; k < out.data.size(); ++k) {
+    CHECK(returned.data[2 * k] == out.data[k]);
+    CHECK(returned.data[2 * k + 1] == out.data[k]);
+  }
+}

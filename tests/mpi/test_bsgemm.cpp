@@ -488,3 +488,40 @@ TEST_CASE("summa rejects operands on different grids, on every rank") {
     CHECK(e.kind() == error_kind::dimension_mismatch);
   }
 }
+
+TEST_CASE("bsgemm() and summa() keep their plans with A: an iteration inspects once") {
+  const auto& comm = test::world();
+  const auto pr = irregular_problem();
+  for (const auto grid : grids_of(comm.size())) {
+    INFO("grid " << grid.p << " x " << grid.q);
+    auto [a, b] = make_operands<mpi_rma>(comm, pr, grid, 0.6, 0.5);
+    auto c = bsgemm(1.0, a, b);
+    CHECK(a.plan_cache().size() == 1);
+    require_close(gather_dense(c), reference(1.0, a, b, 0.0, {}, 0.0));
+    // A refined in place (the tensor-contraction loop): the kept plan, the new values.
+    const auto values = a.local().values;
+    Kokkos::parallel_for(
+        "test::refine", Kokkos::RangePolicy<>(0, values.extent(0)), KOKKOS_LAMBDA(const std::size_t e) { values(e) *= 0.5; });
+    Kokkos::fence();
+    const auto c0 = gather_dense(c);
+    bsgemm(2.0, a, b, 1.0, c);
+    CHECK(a.plan_cache().size() == 1);
+    require_close(gather_dense(c), reference(2.0, a, b, 1.0, c0, 0.0));
+    // Other options: a plan of their own; the first is kept beside it.
+    (void)bsgemm(1.0, a, b, bsgemm_options{.memory_bytes = 4096});
+    CHECK(a.plan_cache().size() == 2);
+    require_close(gather_dense(bsgemm(1.0, a, b)), reference(1.0, a, b, 0.0, {}, 0.0));
+    CHECK(a.plan_cache().size() == 2);
+  }
+  const process_grid grid{1, comm.size()};
+  const auto a_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.m, pr.k);
+  const auto b_map = block_cyclic_2d{.grid = grid}.make_tile_mapping(comm.size(), pr.k, pr.n);
+  auto a = make_block_sparse<double, policy<block_cyclic_2d, tiles, mpi_rma>>(
+      comm, a_map, pattern(0.7, 1), [](global_index i, global_index j) { return element(i, j, 1); });
+  auto b = make_block_sparse<double, policy<block_cyclic_2d, tiles, mpi_rma>>(
+      comm, b_map, pattern(0.6, 2), [](global_index i, global_index j) { return element(i, j, 2); });
+  const auto first = gather_dense(summa(1.0, a, b));
+  const auto again = gather_dense(summa(1.0, a, b));
+  CHECK(a.plan_cache().size() == 1);
+  require_close(again, first);
+}

@@ -158,3 +158,25 @@ TEST_CASE("add rejects different shapes on every rank") {
     CHECK(e.kind() == error_kind::dimension_mismatch);
   }
 }
+
+TEST_CASE_TEMPLATE("transpose_algorithm::planned: the first call plans, later calls move values only", P,
+                   policy<row_block, csr, mpi_rma>, policy<row_block, coo, aggregator>) {
+  const auto& comm = test::world();
+  for (const auto& a : inputs<P>(comm)) {
+    const auto reference = test::transposed(gather_to_all(a));
+    test::require_equal(transpose(a, transpose_algorithm::planned), reference);
+    CHECK(a.plan_cache().size() == 1);
+    // The same structure with new values (scale shares A's structure arrays): the kept plan moves
+    // 8 bytes per value that leaves its rank, and no sizes.
+    const auto doubled = scale(a, 2.0);
+    comm.stats().reset();
+    const auto at = transpose(doubled, transpose_algorithm::planned);
+    const auto moved = transpose_plan_for(a).values_moved();
+    CHECK(comm.stats().of("transpose").bytes == 8 * moved);
+    test::require_equal(at, test::transposed(gather_to_all(doubled)));
+    CHECK(doubled.plan_cache().size() == 1);  // a matrix with A's structure and other values shares A's plans
+    // Another structure: a plan of its own, results still right.
+    const auto other = generate::uniform_random<double, P>(comm, a.num_rows(), a.num_cols(), 2, 99);
+    test::require_equal(transpose(other, transpose_algorithm::planned), test::transposed(gather_to_all(other)));
+  }
+}

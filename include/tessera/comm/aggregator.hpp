@@ -3,6 +3,10 @@
 /// aggregator: every transfer is a record in conveyor buffers (bale-style
 /// aggregation, optional 2-hop routing); one-sided operations are aggregated
 /// requests served by the target's handler and answered by aggregated replies.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_AGGREGATOR_HPP
+#endif
 
 #include "buckets.hpp"
 #include "communicator.hpp"
@@ -32,7 +36,7 @@ namespace tessera {
 ///
 /// Counts one message per buffer sent, with its bytes (frames included),
 /// forwarded and reply buffers too, on the rank that sends it.
-struct aggregator {
+struct aggregator : alltoall_exchanges {
   static constexpr std::string_view name() noexcept { return "aggregator"; }
 
   struct options {
@@ -40,23 +44,6 @@ struct aggregator {
   };
 
   class context;
-
-  /// Bulk personalised exchange (see personalised_exchange).
-  template <class T>
-  buckets<T> exchange(const communicator& comm, const buckets<T>& outgoing) const {
-    return personalised_exchange(comm, outgoing);
-  }
-  /// The same exchange when both sides know the sizes (see personalised_exchange_planned).
-  template <class T>
-  buckets<T> exchange_planned(const communicator& comm, const buckets<T>& outgoing,
-                              const std::vector<std::size_t>& incoming_offsets) const {
-    return personalised_exchange_planned(comm, outgoing, incoming_offsets);
-  }
-  /// The same exchange started now and finished by the caller (see pending_exchange).
-  template <class T>
-  pending_exchange<T> start_exchange(const communicator& comm, buckets<T> outgoing) const {
-    return pending_exchange<T>::start(comm, std::move(outgoing));
-  }
 };
 
 namespace detail {
@@ -273,3 +260,8 @@ class aggregator::context : public one_sided_api<aggregator::context> {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_AGGREGATOR_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_AGGREGATOR_HPP
+#endif

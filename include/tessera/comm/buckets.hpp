@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Per-rank buckets of trivially copyable records, stored flat.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_BUCKETS_HPP
+#endif
 
 #include "../core/error.hpp"
 
@@ -74,3 +78,8 @@ class bucket_builder {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_BUCKETS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_BUCKETS_HPP
+#endif

@@ -2,6 +2,10 @@
 /// @file
 /// tessera::communicator: an MPI communicator that raises exceptions, counts traffic,
 /// and makes every rank agree on failure.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_COMMUNICATOR_HPP
+#endif
 
 #include <mpi.h>
 
@@ -345,3 +349,8 @@ struct traffic_summary {
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_COMMUNICATOR_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_COMMUNICATOR_HPP
+#endif

@@ -5,6 +5,10 @@
 /// when every message pushed anywhere has been handled (bale's conveyors,
 /// Chapel's aggregators). Every backend's mailboxes run on it, and the
 /// aggregator backend builds its one-sided operations on top of it.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_CONVEYOR_HPP
+#endif
 
 #include <mpi.h>
 
@@ -404,3 +408,8 @@ class conveyor {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_CONVEYOR_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_CONVEYOR_HPP
+#endif

@@ -5,6 +5,10 @@
 /// Every backend records what it sends here. The counters are how tessera's
 /// tests assert communication volume, and how a run on a few ranks projects
 /// to thousands: they count what was sent, not how long it took.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_COUNTERS_HPP
+#endif
 
 #include "../core/format.hpp"
 
@@ -92,3 +96,8 @@ struct fmt::formatter<tessera::comm_stats> : fmt::formatter<std::string_view> {
     return out;
   }
 };
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_COUNTERS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_COUNTERS_HPP
+#endif

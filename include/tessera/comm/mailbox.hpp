@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// mailbox<Record>: push small records to any rank; a handler runs at the destination.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MAILBOX_HPP
+#endif
 
 #include "conveyor.hpp"
 
@@ -59,3 +63,8 @@ class mailbox {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MAILBOX_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MAILBOX_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Turning MPI return codes into tessera::error.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_CHECK_HPP
+#endif
 
 #include <mpi.h>
 
@@ -29,3 +33,8 @@ namespace tessera::detail {
                              ::fmt::format("{} failed: {}", #call, ::tessera::detail::mpi_error_string(tessera_mpi_rc_)), \
                              __FILE__, __LINE__);                                                       \
   } while (false)
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_CHECK_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_CHECK_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// The MPI datatype of each C++ type tessera sends.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_DATATYPE_HPP
+#endif
 
 #include <mpi.h>
 
@@ -32,3 +36,8 @@ template <class T>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_DATATYPE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_DATATYPE_HPP
+#endif

@@ -16,8 +16,12 @@
 ///  - the ordering: `fence_before_mpi(exec)` before MPI reads what kernels wrote, and
 ///    `copy_from_mpi(view, buffer)` after MPI wrote a buffer (a copy only when the buffer is a mirror).
 /// On host execution spaces every one of these is the plain host path: no copies are added.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_MEMORY_HPP
+#endif
 
-#include "../concepts/backend.hpp"
+#include "backend_traits.hpp"
 #include "segment.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -128,3 +132,8 @@ class staging_window {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_MEMORY_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_MEMORY_HPP
+#endif

@@ -3,6 +3,10 @@
 /// mpi_rma: one-sided access through MPI-3 passive-target windows (lock_all,
 /// request-based operations, flush): the fix the SGA authors propose for the
 /// progress-rank bottleneck. Targets never take part in a transfer.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_RMA_HPP
+#endif
 
 #include <mpi.h>
 
@@ -89,7 +93,7 @@ struct mpi_request_state final : request_state {
 /// create a window on a single process. A device-aware build
 /// (TESSERA_DEVICE_AWARE_MPI, comm/mpi_memory.hpp) makes windows there too,
 /// because those host copies cannot read device memory.
-struct mpi_rma {
+struct mpi_rma : alltoall_exchanges {
   static constexpr std::string_view name() noexcept { return "rma"; }
   /// Gets and puts complete without the target calling tessera (see is_passive_target).
   static constexpr bool passive_target = true;
@@ -101,23 +105,6 @@ struct mpi_rma {
   };
 
   class context;
-
-  /// Bulk personalised exchange (see personalised_exchange).
-  template <class T>
-  buckets<T> exchange(const communicator& comm, const buckets<T>& outgoing) const {
-    return personalised_exchange(comm, outgoing);
-  }
-  /// The same exchange when both sides know the sizes (see personalised_exchange_planned).
-  template <class T>
-  buckets<T> exchange_planned(const communicator& comm, const buckets<T>& outgoing,
-                              const std::vector<std::size_t>& incoming_offsets) const {
-    return personalised_exchange_planned(comm, outgoing, incoming_offsets);
-  }
-  /// The same exchange started now and finished by the caller (see pending_exchange).
-  template <class T>
-  pending_exchange<T> start_exchange(const communicator& comm, buckets<T> outgoing) const {
-    return pending_exchange<T>::start(comm, std::move(outgoing));
-  }
 };
 
 /// Per-communicator state of mpi_rma: its windows and its conveyor. Collective to make.
@@ -298,3 +285,8 @@ class mpi_rma::context : public one_sided_api<mpi_rma::context> {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_RMA_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_RMA_HPP
+#endif

@@ -3,6 +3,10 @@
 /// node_shared_array<T>: each rank's elements in one shared-memory window per
 /// node (MPI_Win_allocate_shared), so that a rank reads its node peers' data in
 /// place, with plain loads, instead of copying it through a backend.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_NODE_SHARED_ARRAY_HPP
+#endif
 
 #include <mpi.h>
 
@@ -159,3 +163,8 @@ class node_shared_array {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_NODE_SHARED_ARRAY_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_NODE_SHARED_ARRAY_HPP
+#endif

@@ -16,8 +16,13 @@
 /// @endcode
 ///
 /// tessera/testing/backend_conformance.hpp checks the result.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_ONE_SIDED_API_HPP
+#endif
 
-#include "../concepts/backend.hpp"
+#include "communicator.hpp"
+#include "conveyor.hpp"
 #include "../core/error.hpp"
 #include "detail/remote_op.hpp"
 #include "request.hpp"
@@ -31,6 +36,35 @@
 #include <type_traits>
 
 namespace tessera {
+
+/// The primitives a backend's context implements when it derives from one_sided_api
+/// (checked with double elements). Each receives a region already checked against the target's
+/// segment and a local buffer `local_stride` elements per block, and returns a request whose
+/// completion is local (docs/communication.md):
+///  - start_get / start_put: copy the region's blocks from / to `rank`'s part of the segment;
+///  - start_accumulate: add them element-wise (`scalar` says the element type), atomically per
+///    element with respect to other accumulates and fetch_adds;
+///  - start_fetch_add: atomic 64-bit add at `offset`, writing the previous value to `*old`;
+///  - flush(rank), flush_all(): remote completion; barrier(): collective, everything visible;
+///  - allocate<T>(n), expose(span): collective registration, returning segment<T> over a
+///    backend-derived segment_state; messages(): the conveyor behind mailboxes.
+template <class C>
+concept one_sided_primitives =
+    requires(C& ctx, const segment_state& state, const strided_region& region, std::span<double> memory, int rank,
+             std::size_t offset, std::byte* into, const std::byte* from, std::size_t local_stride, scalar_code scalar,
+             std::int64_t value, std::int64_t* old) {
+      { std::as_const(ctx).comm() } -> std::same_as<const communicator&>;
+      { ctx.template allocate<double>(offset) } -> std::same_as<segment<double>>;
+      { ctx.expose(memory) } -> std::same_as<segment<double>>;
+      { ctx.start_get(state, rank, region, into, local_stride) } -> std::same_as<request>;
+      { ctx.start_put(state, rank, region, from, local_stride) } -> std::same_as<request>;
+      { ctx.start_accumulate(state, rank, region, from, local_stride, scalar) } -> std::same_as<request>;
+      { ctx.start_fetch_add(state, rank, offset, value, old) } -> std::same_as<request>;
+      ctx.flush(rank);
+      ctx.flush_all();
+      ctx.barrier();
+      { ctx.messages() } -> std::same_as<conveyor&>;
+    };
 
 /// The full one-sided API over `Derived`'s primitives (CRTP: `class context : public
 /// one_sided_api<context>`). The primitives see only checked, non-empty regions.
@@ -152,7 +186,7 @@ class one_sided_api {
   Derived& self() noexcept {
     static_assert(one_sided_primitives<Derived>,
                   "tessera: a backend context that derives from one_sided_api<context> must implement the "
-                  "primitives of tessera::one_sided_primitives (concepts/backend.hpp): comm(), allocate<T>(n), "
+                  "primitives of tessera::one_sided_primitives (comm/one_sided_api.hpp): comm(), allocate<T>(n), "
                   "expose(span), start_get, start_put, start_accumulate, start_fetch_add, flush(rank), flush_all(), "
                   "barrier() and messages(), all public");
     return static_cast<Derived&>(*this);
@@ -172,3 +206,8 @@ inline void unpack_strided(std::byte* local, const strided_region& r, std::size_
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_ONE_SIDED_API_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_ONE_SIDED_API_HPP
+#endif

@@ -4,6 +4,10 @@
 /// per-destination buckets (sizes by MPI_Alltoall, payload by non-blocking
 /// point-to-point messages to the ranks that have data), blocking or started now and finished
 /// later (pending_exchange), so an algorithm can compute while its next data travels.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_PERSONALISED_EXCHANGE_HPP
+#endif
 
 #include "buckets.hpp"
 #include "communicator.hpp"
@@ -181,4 +185,31 @@ class pending_exchange {
   std::vector<MPI_Request> requests_;
 };
 
+/// The bulk exchanges every built-in backend offers, by MPI's two-sided all-to-all: a backend
+/// inherits them (`struct mpi_rma : alltoall_exchanges`) instead of repeating the three. A
+/// user's backend may inherit them too, or give its own exchange (concepts/backend.hpp).
+struct alltoall_exchanges {
+  /// Bulk personalised exchange (see personalised_exchange).
+  template <class T>
+  buckets<T> exchange(const communicator& comm, const buckets<T>& outgoing) const {
+    return personalised_exchange(comm, outgoing);
+  }
+  /// The same exchange when both sides know the sizes (see personalised_exchange_planned).
+  template <class T>
+  buckets<T> exchange_planned(const communicator& comm, const buckets<T>& outgoing,
+                              const std::vector<std::size_t>& incoming_offsets) const {
+    return personalised_exchange_planned(comm, outgoing, incoming_offsets);
+  }
+  /// The same exchange started now and finished by the caller (see pending_exchange).
+  template <class T>
+  pending_exchange<T> start_exchange(const communicator& comm, buckets<T> outgoing) const {
+    return pending_exchange<T>::start(comm, std::move(outgoing));
+  }
+};
+
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_PERSONALISED_EXCHANGE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_PERSONALISED_EXCHANGE_HPP
+#endif

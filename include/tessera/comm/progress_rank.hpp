@@ -5,6 +5,10 @@
 /// segments directly, and sends a small request to the progress rank of
 /// another node, which copies out of (or into) shared memory and replies.
 /// Needs an environment started with progress ranks.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_PROGRESS_RANK_HPP
+#endif
 
 #include <mpi.h>
 
@@ -34,7 +38,7 @@ namespace tessera {
 /// data of the reply. Accesses to the own node's shared memory are not
 /// messages and are not counted. Mailboxes run on a direct conveyor among the
 /// compute ranks.
-struct progress_rank {
+struct progress_rank : alltoall_exchanges {
   static constexpr std::string_view name() noexcept { return "progress"; }
   /// Gets and puts complete without the target calling tessera (see is_passive_target).
   static constexpr bool passive_target = true;
@@ -48,22 +52,6 @@ struct progress_rank {
   static constexpr std::size_t header_bytes = sizeof(detail::remote_header);
 
   class context;
-
-  template <class T>
-  buckets<T> exchange(const communicator& comm, const buckets<T>& outgoing) const {
-    return personalised_exchange(comm, outgoing);
-  }
-  /// The same exchange when both sides know the sizes (see personalised_exchange_planned).
-  template <class T>
-  buckets<T> exchange_planned(const communicator& comm, const buckets<T>& outgoing,
-                              const std::vector<std::size_t>& incoming_offsets) const {
-    return personalised_exchange_planned(comm, outgoing, incoming_offsets);
-  }
-  /// The same exchange started now and finished by the caller (see pending_exchange).
-  template <class T>
-  pending_exchange<T> start_exchange(const communicator& comm, buckets<T> outgoing) const {
-    return pending_exchange<T>::start(comm, std::move(outgoing));
-  }
 };
 
 namespace detail {
@@ -383,3 +371,8 @@ class progress_rank::context : public one_sided_api<progress_rank::context> {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_PROGRESS_RANK_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_PROGRESS_RANK_HPP
+#endif

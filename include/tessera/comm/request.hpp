@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// tessera::request: the handle of a non-blocking one-sided operation, on any backend.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_REQUEST_HPP
+#endif
 
 #include <memory>
 #include <utility>
@@ -73,3 +77,8 @@ void wait_all(Range& requests) {
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_REQUEST_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_REQUEST_HPP
+#endif

@@ -3,6 +3,10 @@
 /// scalar_code: the element types a backend must know how to sum (accumulate) and add to
 /// (fetch_add). It travels with every accumulate, so a backend that applies operations to
 /// raw bytes (a message handler, a progress rank) knows the type without templates.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_SCALAR_CODE_HPP
+#endif
 
 #include <cstdint>
 #include <type_traits>
@@ -29,3 +33,8 @@ template <class T>
 inline constexpr bool accumulable = scalar_code_of<T>() != scalar_code::opaque;
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_SCALAR_CODE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_SCALAR_CODE_HPP
+#endif

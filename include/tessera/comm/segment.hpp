@@ -2,6 +2,10 @@
 /// @file
 /// segment<T>: memory that every rank of a communicator exposes to one-sided access,
 /// and strided_region, the block-strided shape of one transfer.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_SEGMENT_HPP
+#endif
 
 #include "../core/error.hpp"
 
@@ -117,3 +121,8 @@ class segment {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_SEGMENT_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_SEGMENT_HPP
+#endif

@@ -23,11 +23,18 @@
 ///  - optionally start_exchange(comm, buckets): the same, finished later (starts_exchanges);
 ///  - optionally exchange_planned(comm, buckets, incoming offsets): the same when both sides
 ///    know the sizes already, without the size all-to-all (exchanges_planned).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CONCEPTS_BACKEND_HPP
+#endif
 
+#include "../comm/backend_traits.hpp"
 #include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
 #include "../comm/conveyor.hpp"
+#include "../comm/one_sided_api.hpp"
 #include "../comm/personalised_exchange.hpp"
+#include "../comm/planned_exchange.hpp"
 #include "../comm/request.hpp"
 #include "../comm/scalar_code.hpp"
 #include "../comm/segment.hpp"
@@ -44,34 +51,8 @@
 
 namespace tessera {
 
-/// The primitives a backend's context implements when it derives from one_sided_api
-/// (checked with double elements). Each receives a region already checked against the target's
-/// segment and a local buffer `local_stride` elements per block, and returns a request whose
-/// completion is local (docs/communication.md):
-///  - start_get / start_put: copy the region's blocks from / to `rank`'s part of the segment;
-///  - start_accumulate: add them element-wise (`scalar` says the element type), atomically per
-///    element with respect to other accumulates and fetch_adds;
-///  - start_fetch_add: atomic 64-bit add at `offset`, writing the previous value to `*old`;
-///  - flush(rank), flush_all(): remote completion; barrier(): collective, everything visible;
-///  - allocate<T>(n), expose(span): collective registration, returning segment<T> over a
-///    backend-derived segment_state; messages(): the conveyor behind mailboxes.
-template <class C>
-concept one_sided_primitives =
-    requires(C& ctx, const segment_state& state, const strided_region& region, std::span<double> memory, int rank,
-             std::size_t offset, std::byte* into, const std::byte* from, std::size_t local_stride, scalar_code scalar,
-             std::int64_t value, std::int64_t* old) {
-      { std::as_const(ctx).comm() } -> std::same_as<const communicator&>;
-      { ctx.template allocate<double>(offset) } -> std::same_as<segment<double>>;
-      { ctx.expose(memory) } -> std::same_as<segment<double>>;
-      { ctx.start_get(state, rank, region, into, local_stride) } -> std::same_as<request>;
-      { ctx.start_put(state, rank, region, from, local_stride) } -> std::same_as<request>;
-      { ctx.start_accumulate(state, rank, region, from, local_stride, scalar) } -> std::same_as<request>;
-      { ctx.start_fetch_add(state, rank, offset, value, old) } -> std::same_as<request>;
-      ctx.flush(rank);
-      ctx.flush_all();
-      ctx.barrier();
-      { ctx.messages() } -> std::same_as<conveyor&>;
-    };
+/// one_sided_primitives, what a context deriving from one_sided_api implements, is stated next
+/// to that helper (comm/one_sided_api.hpp).
 
 /// What a backend's context must offer (checked with double and int64 elements): what the
 /// algorithms call. one_sided_api<context> provides it over one_sided_primitives.
@@ -208,34 +189,21 @@ template <communication_backend B, class T>
   }
 }
 
-/// Optional: a backend whose one-sided operations complete without the target
-/// running tessera code (MPI's own progress, or a progress rank, serves them)
-/// declares `static constexpr bool passive_target = true;`. Algorithms may then
-/// leave an operation while others still read from them, ordering later
-/// overwrites by their next barrier instead of a closing one. A backend that
-/// serves requests only inside tessera calls (the aggregator) must not: its
-/// target could block in a plain MPI call while a reader waits for it.
-template <class B>
-consteval bool declares_passive_target() {
-  if constexpr (requires { { B::passive_target } -> std::convertible_to<bool>; })
-    return B::passive_target;
-  else
-    return false;
+/// Collective: `outgoing`, laid out as `plan.send_offsets()`, moved along `plan` through
+/// `backend`; bucket r of the result is what rank r sent, `plan.receive_offsets()` long.
+template <communication_backend B, class T>
+  requires std::is_trivially_copyable_v<T>
+[[nodiscard]] buckets<T> exchange_planned(const B& backend, const communicator& comm, const buckets<T>& outgoing,
+                                          const planned_exchange& plan) {
+  return exchange_planned(backend, comm, outgoing, plan.receive_offsets());
 }
-template <class B>
-inline constexpr bool is_passive_target = declares_passive_target<B>();
 
-/// Optional: a backend whose context passes local buffers and windows to MPI calls without touching
-/// them on the host declares `static constexpr bool device_memory_transfers = true;`. A device-aware
-/// MPI build may then give it device memory (comm/mpi_memory.hpp decides).
-template <class B>
-consteval bool declares_device_memory_transfers() {
-  if constexpr (requires { { B::device_memory_transfers } -> std::convertible_to<bool>; })
-    return B::device_memory_transfers;
-  else
-    return false;
-}
-template <class B>
-inline constexpr bool transfers_device_memory = declares_device_memory_transfers<B>();
+// is_passive_target and transfers_device_memory, the optional declarations of a backend tag, are
+// in comm/backend_traits.hpp (the communication code below the concepts reads them too).
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CONCEPTS_BACKEND_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CONCEPTS_BACKEND_HPP
+#endif

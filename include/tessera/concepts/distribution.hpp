@@ -6,6 +6,10 @@
 /// row_block balances) with a nested `mapping`: a copyable object, like
 /// mdspan's layout mapping, that answers who owns entry (i, j) and where it
 /// lives locally. Mappings need no MPI, so they are tested on their own.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CONCEPTS_DISTRIBUTION_HPP
+#endif
 
 #include "../comm/communicator.hpp"
 #include "../core/index_types.hpp"
@@ -68,9 +72,20 @@ concept row_distribution_mapping = contiguous_row_mapping<M>;
 
 /// Capability "a p x q process grid": tiles of both dimensions dealt over grid rows and columns
 /// (block_cyclic_2d; block-sparse operations).
+/// What the grid operations ask of a mapping's process grid (`grid()`): its p x q shape, its
+/// size, a rank's grid row and column, and equality (operands must share one grid).
+template <class G>
+concept process_grid_like = std::equality_comparable<G> && requires(const G& g, int rank) {
+  { g.p } -> std::convertible_to<int>;
+  { g.q } -> std::convertible_to<int>;
+  { g.size() } -> std::convertible_to<int>;
+  { g.row_of(rank) } -> std::convertible_to<int>;
+  { g.col_of(rank) } -> std::convertible_to<int>;
+};
+
 template <class M>
 concept grid_mapping = distribution_mapping<M> && requires(const M& m, std::size_t ti, std::size_t tj, int rank) {
-  m.grid();
+  { m.grid() } -> process_grid_like;
   m.row_tiles();
   m.col_tiles();
   { m.tile_owner(ti, tj) } -> std::convertible_to<int>;
@@ -149,3 +164,8 @@ concept rebalancing_distribution = distribution_policy<D> &&
     };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CONCEPTS_DISTRIBUTION_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CONCEPTS_DISTRIBUTION_HPP
+#endif

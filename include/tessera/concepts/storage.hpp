@@ -7,6 +7,10 @@
 /// two conversions through the interchange format, sorted COO; tile storages
 /// keep dense tiles and the replicated shape. Operations ask for the capability
 /// they use (compressed rows, compressed columns, coordinates, tiles).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CONCEPTS_STORAGE_HPP
+#endif
 
 #include "../storage/block_sparse.hpp"
 #include "../storage/coo.hpp"
@@ -80,7 +84,7 @@ concept value_array_block = local_block<B> && requires(const B& b) { b.values(0)
 
 /// Capability "compressed rows": a CSR-shaped block (row_ptr, col_idx, values Views, columns
 /// ascending in each row). SpMM and SpGEMM read such a block in place; any other storage is
-/// converted to CSR by the operation (storage/as_compressed_rows.hpp states the cost).
+/// converted to CSR by the operation (matrix/as_compressed_rows.hpp states the cost).
 template <class B>
 concept compressed_row_block = local_block<B> && requires(const B& b) {
   b.row_ptr(0);
@@ -105,3 +109,8 @@ concept coordinate_block = local_block<B> && requires(const B& b) {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CONCEPTS_STORAGE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CONCEPTS_STORAGE_HPP
+#endif

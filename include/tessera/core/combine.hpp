@@ -4,6 +4,10 @@
 ///
 /// Any callable `T(T, T)` that can run in the policy's execution space works
 /// (a KOKKOS_LAMBDA or a struct with a KOKKOS_INLINE_FUNCTION call operator).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_COMBINE_HPP
+#endif
 
 #include <Kokkos_Core.hpp>
 
@@ -34,3 +38,8 @@ struct any {
 };
 
 }  // namespace tessera::combine
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_COMBINE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_COMBINE_HPP
+#endif

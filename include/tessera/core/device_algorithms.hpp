@@ -3,6 +3,10 @@
 /// Which algorithm family an execution space gets: the host ones (a row per thread, stable
 /// counting sorts in chunks, registers per row) or the device ones (work split by nonzeros,
 /// lanes across the dense width, sorts by atomics then keys), each the faster where it runs.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_DEVICE_ALGORITHMS_HPP
+#endif
 
 #include <Kokkos_Core.hpp>
 
@@ -21,3 +25,8 @@ inline constexpr bool uses_device_algorithms =
 #endif
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_DEVICE_ALGORITHMS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_DEVICE_ALGORITHMS_HPP
+#endif

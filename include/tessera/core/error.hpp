@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// The one exception type tessera throws, and the macros that raise it with file and line.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_ERROR_HPP
+#endif
 
 #include "format.hpp"
 
@@ -87,3 +91,8 @@ class error : public std::runtime_error {
   do {                                         \
     if (!(condition)) TESSERA_THROW(kind, __VA_ARGS__); \
   } while (false)
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_ERROR_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_ERROR_HPP
+#endif

@@ -15,6 +15,10 @@
 /// Host compilers keep fmt's defaults. This must come before fmt's first inclusion, which is why
 /// tessera includes fmt only through this header; a program that includes fmt itself before
 /// tessera under nvcc should pass -DFMT_CONSTEVAL= -DFMT_USE_CONSTEXPR=1.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_FORMAT_HPP
+#endif
 
 #if defined(__NVCC__)
 #if !defined(FMT_CONSTEVAL)
@@ -26,3 +30,8 @@
 #endif
 
 #include <fmt/format.h>
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_FORMAT_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_FORMAT_HPP
+#endif

@@ -9,6 +9,10 @@
 /// together, serialised on the process's memory-map lock: measured on 1 rank x 2 OpenMP threads,
 /// SpDNN inference 1.1-1.3x slower than 2 ranks x 1 thread, and its set-up 1.3x slower, until
 /// freed memory was kept. The cost is a footprint that stays at its peak.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_FREED_MEMORY_HPP
+#endif
 
 #include <cstddef>
 
@@ -34,3 +38,8 @@ inline bool retain_freed_memory(std::size_t trim_bytes = std::size_t{1} << 30) n
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_FREED_MEMORY_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_FREED_MEMORY_HPP
+#endif

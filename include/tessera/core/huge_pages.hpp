@@ -12,6 +12,10 @@
 /// to fault in as huge pages than as small ones (R-MAT scale 15 products: 1.5 s -> 2.2 s), while
 /// up to a few hundred megabytes they were faster (Laplacian 1024: 0.165 s -> 0.122 s on one rank,
 /// R-MAT 14: 0.55 s -> 0.47 s).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_HUGE_PAGES_HPP
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -40,3 +44,8 @@ inline void advise_huge_pages([[maybe_unused]] void* data, [[maybe_unused]] std:
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_HUGE_PAGES_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_HUGE_PAGES_HPP
+#endif

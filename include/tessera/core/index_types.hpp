@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Index types shared by every part of tessera.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_INDEX_TYPES_HPP
+#endif
 
 #include <cstdint>
 
@@ -40,3 +44,8 @@ struct local_extents {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_INDEX_TYPES_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_INDEX_TYPES_HPP
+#endif

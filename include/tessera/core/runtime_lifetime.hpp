@@ -3,6 +3,10 @@
 /// Whether the runtimes tessera calls into are still up. A matrix or communicator kept past its
 /// tessera::environment would otherwise reach MPI after MPI_Finalize (Open MPI aborts the job) or
 /// allocate a View after Kokkos::finalize (Kokkos aborts): both become a tessera::error here.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_RUNTIME_LIFETIME_HPP
+#endif
 
 #include "error.hpp"
 
@@ -30,3 +34,8 @@ inline void require_runtimes_alive() {
 }
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_RUNTIME_LIFETIME_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_RUNTIME_LIFETIME_HPP
+#endif

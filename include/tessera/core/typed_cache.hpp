@@ -4,6 +4,10 @@
 /// list; whoever looks for an entry asks the entries whether they fit (a plan compares its own
 /// operands and options). A matrix keeps its operations' plans in one (dist_matrix::plan_cache),
 /// a communicator the workspaces its products share (communicator::shared_resources).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_TYPED_CACHE_HPP
+#endif
 
 #include <cstddef>
 #include <map>
@@ -46,3 +50,8 @@ class typed_cache {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_TYPED_CACHE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_CORE_TYPED_CACHE_HPP
+#endif

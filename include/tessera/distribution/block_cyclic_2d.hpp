@@ -10,6 +10,10 @@
 /// With a uniform tiling of block b this is the element-block-cyclic layout of
 /// an element-sparse dist_matrix; with the irregular tilings of a block-sparse
 /// matrix it is tile-cyclic.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_BLOCK_CYCLIC_2D_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
@@ -212,3 +216,8 @@ struct block_cyclic_2d {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_BLOCK_CYCLIC_2D_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_BLOCK_CYCLIC_2D_HPP
+#endif

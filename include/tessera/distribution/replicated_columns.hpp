@@ -6,6 +6,10 @@
 /// B's columns, split over the q grid columns, so the p grid rows multiply
 /// their own slice of A with no communication of B at all. p trades memory
 /// (p copies of B) for traffic of A (divided by p).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_REPLICATED_COLUMNS_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
@@ -179,3 +183,8 @@ struct replicated_columns {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_REPLICATED_COLUMNS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_REPLICATED_COLUMNS_HPP
+#endif

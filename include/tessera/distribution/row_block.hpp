@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// row_block: 1-D distribution of contiguous row ranges, all columns on the owner.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_ROW_BLOCK_HPP
+#endif
 
 #include "../comm/communicator.hpp"
 #include "../core/error.hpp"
@@ -150,3 +154,8 @@ struct row_block {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_ROW_BLOCK_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_ROW_BLOCK_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// row_partition: 1-D distribution with every row's owner given explicitly.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_ROW_PARTITION_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
@@ -135,3 +139,8 @@ struct row_partition {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_ROW_PARTITION_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_ROW_PARTITION_HPP
+#endif

@@ -5,6 +5,10 @@
 /// Block-sparse matrices are tiled along each dimension by the physics (orbital
 /// clusters), not by a block size, so tile boundaries are a list. A uniform
 /// block size is the special case that element-block-cyclic distributions use.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_TILED_RANGE_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
@@ -79,3 +83,8 @@ class tiled_range {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_TILED_RANGE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_TILED_RANGE_HPP
+#endif

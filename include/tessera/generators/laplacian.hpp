@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// The 2-D 5-point Laplacian on an n x n grid.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_LAPLACIAN_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../matrix/build.hpp"
@@ -31,3 +35,8 @@ template <matrix_value T, matrix_policy Policy>
 }
 
 }  // namespace tessera::generate
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_LAPLACIAN_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_LAPLACIAN_HPP
+#endif

@@ -4,6 +4,10 @@
 /// contractions (the ABCD term of coupled cluster, seed 004 §5.2):
 /// orbitals placed along a chain, clustered into tiles of irregular size,
 /// and tile pairs coupled only when their clusters' centres are close.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_MOLECULAR_CHAIN_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
@@ -104,3 +108,8 @@ struct abcd_problem {
 };
 
 }  // namespace tessera::generate
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_MOLECULAR_CHAIN_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_MOLECULAR_CHAIN_HPP
+#endif

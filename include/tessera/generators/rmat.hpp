@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// R-MAT power-law matrices (Graph500 parameters by default).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_RMAT_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../matrix/build.hpp"
@@ -66,3 +70,8 @@ template <matrix_value T, matrix_policy Policy>
 }
 
 }  // namespace tessera::generate
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_RMAT_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_RMAT_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// The part of a generated index range that one rank produces.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_SHARE_HPP
+#endif
 
 #include "../comm/communicator.hpp"
 #include "../core/index_types.hpp"
@@ -21,3 +25,8 @@ struct index_range {
 }
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_SHARE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_SHARE_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Uniformly random sparse matrices with k draws per row.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_UNIFORM_RANDOM_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../matrix/build.hpp"
@@ -39,3 +43,8 @@ template <matrix_value T, matrix_policy Policy>
 }
 
 }  // namespace tessera::generate
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_UNIFORM_RANDOM_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_GENERATORS_UNIFORM_RANDOM_HPP
+#endif

@@ -6,6 +6,10 @@
 /// These three kernels are the whole of local assembly and of every storage
 /// conversion (COO -> CSR: group by row; CSR -> CSC: group by column), so they
 /// are written once, for any execution space.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_BUCKET_SORT_HPP
+#endif
 
 #include "../core/device_algorithms.hpp"
 #include "../core/index_types.hpp"
@@ -310,3 +314,8 @@ Kokkos::View<local_index*, MemorySpace> expand_groups(const ExecSpace& exec, Kok
 }
 
 }  // namespace tessera::kernels
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_BUCKET_SORT_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_BUCKET_SORT_HPP
+#endif

@@ -5,6 +5,10 @@
 /// Intrinsics are used only under a plain host compiler: nvcc and hipcc parse host functions in
 /// their device passes too, and the intrinsic headers of recent GCC do not survive that. Under
 /// them the portable loops run instead (the device kernels never use these paths anyway).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_HOST_SIMD_HPP
+#endif
 
 #if !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__)
 #if defined(__AVX512F__)
@@ -17,4 +21,9 @@
 
 #if defined(TESSERA_HOST_AVX512) || defined(TESSERA_HOST_AVX2_FMA)
 #include <immintrin.h>
+#endif
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_HOST_SIMD_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_HOST_SIMD_HPP
 #endif

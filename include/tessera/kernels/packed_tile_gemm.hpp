@@ -16,6 +16,10 @@
 /// follows what the compiler was told the host has (AVX-512F, AVX2 + FMA), with
 /// a portable scalar kernel otherwise (correct everywhere, fast only with SIMD:
 /// see has_simd_tile_kernel).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_PACKED_TILE_GEMM_HPP
+#endif
 
 #include <Kokkos_Core.hpp>
 
@@ -284,3 +288,8 @@ void packed_gemm(int m, int n, int k, T alpha, const T* packed_a, const T* b, T*
 }
 
 }  // namespace tessera::kernels
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_PACKED_TILE_GEMM_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_PACKED_TILE_GEMM_HPP
+#endif

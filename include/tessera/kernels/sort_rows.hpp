@@ -5,6 +5,10 @@
 /// linear on rows already nearly in order); longer rows are radix-sorted where the execution
 /// space runs on the host (linear time, a buffer per long row), else heap-sorted (no extra memory,
 /// no recursion: fine on any device).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SORT_ROWS_HPP
+#endif
 
 #include "../core/index_types.hpp"
 
@@ -268,3 +272,8 @@ void sort_rows(const ExecSpace& exec, const RowPtr& row_ptr, const Cols& cols, c
 }
 
 }  // namespace tessera::kernels
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SORT_ROWS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SORT_ROWS_HPP
+#endif

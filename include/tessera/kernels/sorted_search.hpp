@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Binary search in a sorted View, callable inside kernels on any execution space.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SORTED_SEARCH_HPP
+#endif
 
 #include <cstddef>
 
@@ -23,3 +27,8 @@ KOKKOS_INLINE_FUNCTION std::size_t lower_bound_in(const SortedView& sorted, std:
 }
 
 }  // namespace tessera::kernels
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SORTED_SEARCH_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SORTED_SEARCH_HPP
+#endif

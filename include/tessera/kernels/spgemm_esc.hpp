@@ -6,6 +6,10 @@
 /// columns are folded with the semiring's add (compress), skipping columns the
 /// optional mask does not hold. Memory is proportional to the products of the
 /// rows in one call, which is what lets the caller batch rows under a budget.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPGEMM_ESC_HPP
+#endif
 
 #include "../core/index_types.hpp"
 #include "sort_rows.hpp"
@@ -143,3 +147,8 @@ void esc_rows(const ExecSpace& exec, const esc_operands<T, MemorySpace>& op, loc
 }
 
 }  // namespace tessera::kernels
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPGEMM_ESC_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPGEMM_ESC_HPP
+#endif

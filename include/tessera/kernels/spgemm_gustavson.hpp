@@ -19,6 +19,10 @@
 /// therefore host-only (a static_assert; spgemm picks Kokkos-Kernels or expand-sort-compress on
 /// device spaces), and its kernels are plain host lambdas: they may call host code (std::sort,
 /// madvise, the bitmap's bit scan), and nvcc never compiles them for the device.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPGEMM_GUSTAVSON_HPP
+#endif
 
 #include "../core/huge_pages.hpp"
 #include "../core/index_types.hpp"
@@ -287,3 +291,8 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
 
 
 }  // namespace tessera::kernels
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPGEMM_GUSTAVSON_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPGEMM_GUSTAVSON_HPP
+#endif

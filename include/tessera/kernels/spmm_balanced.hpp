@@ -12,6 +12,10 @@
 /// directly; the segments of a longer row write partial rows that a second pass adds in segment
 /// order. No atomics: every entry of Y is the same sum, in the same order, on every execution
 /// space and every run.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPMM_BALANCED_HPP
+#endif
 
 #include "../core/device_algorithms.hpp"
 #include "../core/index_types.hpp"
@@ -274,3 +278,8 @@ void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_i
 }
 
 }  // namespace tessera::kernels
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPMM_BALANCED_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPMM_BALANCED_HPP
+#endif

@@ -3,6 +3,10 @@
 /// The node-local SpMM kernel: Y(rows, :) = A(rows, :) * X for a list of rows,
 /// with X row-major and each column of A reading its X row either from this
 /// rank's block or from the halo of fetched rows.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPMM_ROWS_HPP
+#endif
 
 #include "../core/index_types.hpp"
 
@@ -167,3 +171,8 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
 }
 
 }  // namespace tessera::kernels
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPMM_ROWS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPMM_ROWS_HPP
+#endif

@@ -2,6 +2,10 @@
 /// @file
 /// Node-local tile products C_t += alpha * A_t * B_t through KokkosBlas::gemm
 /// (the system BLAS on the host, cuBLAS/rocBLAS where Kokkos-Kernels has them).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_TILE_GEMM_HPP
+#endif
 
 #include <Kokkos_Core.hpp>
 #include <KokkosBlas3_gemm.hpp>
@@ -50,3 +54,8 @@ void tile_gemms(const std::vector<tile_product>& products, T alpha, const Kokkos
 }
 
 }  // namespace tessera::kernels
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_TILE_GEMM_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_TILE_GEMM_HPP
+#endif

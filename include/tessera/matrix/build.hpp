@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Building a dist_matrix from (row, column, value) triplets held on any rank.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_BUILD_HPP
+#endif
 
 #include "../core/combine.hpp"
 #include "../concepts/distribution.hpp"
@@ -83,3 +87,8 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_BUILD_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_BUILD_HPP
+#endif

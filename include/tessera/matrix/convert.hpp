@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Converting a dist_matrix to another element storage policy (csr, csc, coo, a user's).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_CONVERT_HPP
+#endif
 
 #include "../core/runtime_lifetime.hpp"
 #include "../policy.hpp"
@@ -38,3 +42,8 @@ template <class NewStorage, class T, class Policy>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_CONVERT_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_CONVERT_HPP
+#endif

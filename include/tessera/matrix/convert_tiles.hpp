@@ -3,10 +3,15 @@
 /// Conversions between element-sparse storage (csr, csc, coo, a user's) and tiles: to_tiles cuts
 /// a matrix into the tiles of a tile distribution's tilings, to_elements builds an
 /// element-sparse matrix from a tile-stored one.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_CONVERT_TILES_HPP
+#endif
 
 #include "../core/runtime_lifetime.hpp"
 #include "../comm/buckets.hpp"
 #include "../comm/personalised_exchange.hpp"
+#include "../concepts/backend.hpp"
 #include "../comm/communicator.hpp"
 #include "build.hpp"
 #include "dist_matrix.hpp"
@@ -87,7 +92,7 @@ template <matrix_policy TilePolicy, class T, matrix_policy Policy>
   for (std::size_t k = 0; k < mine.values.size(); ++k)
     for (const int r : holders_of(mine.rows[k], mine.cols[k]))
       out.push(r, {mine.rows[k], mine.cols[k], mine.values[k]});
-  const auto received = personalised_exchange(comm, std::move(out).finish());
+  const auto received = exchange_records(typename Policy::backend_type{}, comm, std::move(out).finish());
 
   // The shape: every rank's stored tiles, agreed.
   std::vector<std::int64_t> coords;
@@ -143,3 +148,8 @@ template <matrix_policy Policy, class T, matrix_policy TilePolicy>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_CONVERT_TILES_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_CONVERT_TILES_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// dist_dense<T, Policy>: a block of k dense vectors, distributed by rows.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_DIST_DENSE_HPP
+#endif
 
 #include "detail/same_mapping.hpp"
 #include "../comm/communicator.hpp"
@@ -151,3 +155,8 @@ class dist_dense {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_DIST_DENSE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_DIST_DENSE_HPP
+#endif

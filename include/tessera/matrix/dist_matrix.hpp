@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// dist_matrix<T, Policy>: a sparse matrix distributed over the ranks of a communicator.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_DIST_MATRIX_HPP
+#endif
 
 #include "../comm/communicator.hpp"
 #include "../core/error.hpp"
@@ -112,6 +116,18 @@ class dist_matrix {
         global_nnz_(global_nnz) {
     if (global_nnz_ < 0) global_nnz_ = comm_.sum(primary_nnz());
   }
+
+  /// `structure`'s matrix with other values (tessera's element-wise maps): the same mapping,
+  /// column map and entries, and the same plans, since plans depend on the structure only (not
+  /// collective; `local` must have structure's row and column arrays).
+  dist_matrix(detail::assembled_block_t, const dist_matrix& structure, local_block_type local)
+    requires(!tiled)
+      : comm_(structure.comm_),
+        mapping_(structure.mapping_),
+        local_(std::move(local)),
+        col_map_(structure.col_map_),
+        global_nnz_(structure.global_nnz_),
+        plans_(structure.plans_) {}
 
   /// Adopt a shape and this rank's tiles (tile storage; not collective: the shape in `local` is
   /// the same on every rank, and gives the global element count).
@@ -256,3 +272,8 @@ class dist_matrix {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_DIST_MATRIX_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_DIST_MATRIX_HPP
+#endif

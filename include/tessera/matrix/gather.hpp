@@ -2,6 +2,10 @@
 /// @file
 /// Gathering a dist_matrix onto one rank or all, and comparing matrices globally.
 /// Meant for tests and small matrices: the gathered matrix is whole on a rank.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_GATHER_HPP
+#endif
 
 #include "../core/runtime_lifetime.hpp"
 #include "../comm/communicator.hpp"
@@ -72,3 +76,8 @@ template <class T, class PolicyA, class PolicyB>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_GATHER_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_GATHER_HPP
+#endif

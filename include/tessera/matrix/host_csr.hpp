@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// host_csr<T>: a plain serial CSR matrix on the host, the reference that tests compare against.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_HOST_CSR_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
@@ -94,3 +98,8 @@ template <class T>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_HOST_CSR_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_HOST_CSR_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Viewing the local CSR block of a dist_matrix as a KokkosSparse::CrsMatrix.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_KOKKOS_INTEROP_HPP
+#endif
 
 #include "../storage/csr.hpp"
 #include "dist_matrix.hpp"
@@ -27,3 +31,8 @@ template <class T, class Policy>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_KOKKOS_INTEROP_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_KOKKOS_INTEROP_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// This rank's entries of a dist_matrix as host triplets with global indices.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_LOCAL_TRIPLETS_HPP
+#endif
 
 #include "../core/runtime_lifetime.hpp"
 #include "dist_matrix.hpp"
@@ -99,3 +103,8 @@ template <class T, class Policy>
 
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_LOCAL_TRIPLETS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_LOCAL_TRIPLETS_HPP
+#endif

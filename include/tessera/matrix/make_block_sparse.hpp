@@ -3,6 +3,10 @@
 /// make_block_sparse and gather_dense: making and reading a tile-stored dist_matrix
 /// (`dist_matrix<T, policy<block_cyclic_2d, tiles, Backend>>`, the block-sparse matrix), and the
 /// shape bookkeeping its operations share (tile offsets, norms agreed over ranks).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_MAKE_BLOCK_SPARSE_HPP
+#endif
 
 #include "../comm/communicator.hpp"
 #include "../comm/mpi_check.hpp"
@@ -217,3 +221,8 @@ template <class T, matrix_policy Policy>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_MAKE_BLOCK_SPARSE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_MAKE_BLOCK_SPARSE_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Matrix Market I/O: parallel read (every rank parses its own byte range) and ordered parallel write.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_MATRIX_MARKET_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "build.hpp"
@@ -319,3 +323,8 @@ void write_matrix_market(const dist_matrix<T, Policy>& a, const std::string& pat
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_MATRIX_MARKET_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_MATRIX_MARKET_HPP
+#endif

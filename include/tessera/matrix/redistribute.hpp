@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Moving a dist_matrix onto another mapping of the same distribution.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_REDISTRIBUTE_HPP
+#endif
 
 #include "detail/same_mapping.hpp"
 #include "../core/combine.hpp"
@@ -83,3 +87,8 @@ template <class T, class Policy>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_REDISTRIBUTE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_REDISTRIBUTE_HPP
+#endif

@@ -3,6 +3,10 @@
 /// share_on_node: a block-sparse matrix whose local tiles live in memory the
 /// ranks of a node share, so that operations read node peers' tiles in place
 /// (bsgemm reads A this way: no staging copy, no fetch).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_SHARE_ON_NODE_HPP
+#endif
 
 #include "../comm/node_shared_array.hpp"
 #include "make_block_sparse.hpp"
@@ -49,3 +53,8 @@ template <class T, matrix_policy Policy>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_SHARE_ON_NODE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_SHARE_ON_NODE_HPP
+#endif

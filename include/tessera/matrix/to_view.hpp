@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// to_view: a host vector copied into a View of any memory space (one deep_copy through a mirror).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_TO_VIEW_HPP
+#endif
 
 #include <Kokkos_Core.hpp>
 
@@ -21,3 +25,8 @@ template <class T, class MemorySpace>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_TO_VIEW_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_TO_VIEW_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// triplets<T>: host-side (row, column, value) lists with global indices.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_TRIPLETS_HPP
+#endif
 
 #include "../core/index_types.hpp"
 
@@ -49,3 +53,8 @@ struct triplets {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_TRIPLETS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_TRIPLETS_HPP
+#endif

@@ -24,6 +24,10 @@
 /// products), transport.hpp (how A's tiles arrive: fetched or read in place),
 /// executor.hpp (the tile products and C's norms); this header composes them.
 /// Written once against the backend and distribution concepts.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_HPP
+#endif
 
 #include "../comm/communicator.hpp"
 #include "../concepts/distribution.hpp"
@@ -70,6 +74,12 @@ class bsgemm_plan {
                 "tessera::bsgemm: A and B must use the same execution space");
 
  public:
+  /// A plan stays where it was made (it holds windows, a shared context and registrations): it
+  /// is neither copied nor moved, so no moved-from plan exists. Share it by reference, through
+  /// the plans kept with a matrix (kept_plans.hpp) or a std::shared_ptr.
+  bsgemm_plan(const bsgemm_plan&) = delete;
+  bsgemm_plan& operator=(const bsgemm_plan&) = delete;
+
   using execution_space = typename PolicyA::execution_space;
   using backend_type = typename PolicyA::backend_type;
   using a_type = dist_matrix<T, PolicyA>;
@@ -284,3 +294,8 @@ template <class T, matrix_policy PolicyA, matrix_policy PolicyB>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_HPP
+#endif

@@ -3,6 +3,10 @@
 /// Element-wise operations on distributed sparse matrices: scale, apply, prune,
 /// add, and row and column reductions. Written against the storage concept:
 /// every local block has a `values` View, and to_coo/from_coo for the rest.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_ELEMENTWISE_HPP
+#endif
 
 #include "../core/runtime_lifetime.hpp"
 #include "../comm/communicator.hpp"
@@ -114,7 +118,7 @@ template <matrix_value T, matrix_policy Policy, class F>
   Kokkos::parallel_for("tessera::apply", Kokkos::RangePolicy<exec>(0, in.extent(0)),
                        detail::apply_values<T, decltype(in), decltype(out), F>{in, out, f});
   block.values = out;
-  return dist_matrix<T, Policy>(detail::assembled_block, a.comm(), a.mapping(), block, a.col_map(), a.global_nnz());
+  return dist_matrix<T, Policy>(detail::assembled_block, a, block);  // A's structure: A's plans
 }
 
 namespace detail {
@@ -286,3 +290,8 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_ELEMENTWISE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_ELEMENTWISE_HPP
+#endif

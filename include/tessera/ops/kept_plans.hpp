@@ -11,6 +11,10 @@
 ///    others build a new one: all build a new one, whose own checks then agree on the error;
 ///  - **bounded**: at most `plans_kept_per_kind` plans of one kind per matrix (with its copies);
 ///    the least recently used goes first. Every rank holds the same list, so evictions agree too.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_KEPT_PLANS_HPP
+#endif
 
 #include "../comm/communicator.hpp"
 #include "../core/typed_cache.hpp"
@@ -54,3 +58,8 @@ Plan& kept_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_KEPT_PLANS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_KEPT_PLANS_HPP
+#endif

@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// Semirings for SpGEMM: how products are formed and how they are summed.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SEMIRING_HPP
+#endif
 
 #include <Kokkos_Core.hpp>
 
@@ -53,3 +57,8 @@ struct or_and {
 
 }  // namespace semirings
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SEMIRING_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SEMIRING_HPP
+#endif

@@ -9,6 +9,10 @@
 /// (spgemm/fetch.hpp), and multiplies them node-locally (spgemm/local_product.hpp: row-wise
 /// Gustavson by default on host spaces, expand-sort-compress for masks and budgets, Kokkos-Kernels
 /// on request); C is split like A's rows. On grids, sparse SUMMA and its 3-D form (grid/).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../matrix/dist_matrix.hpp"
@@ -76,18 +80,24 @@ dist_matrix<T, Policy> multiply_any(const dist_matrix<T, Policy>& a, const dist_
   return once.multiply(a, b, mask);
 }
 
+/// `m` on the process grid of `other` (moved there by redistribute when its grid differs, counted
+/// under "redistribute"; returned as it is otherwise, and on whole-row distributions).
+template <matrix_value T, matrix_policy Policy>
+dist_matrix<T, Policy> on_grid_of(const dist_matrix<T, Policy>& m, const dist_matrix<T, Policy>& other) {
+  if constexpr (retiling_grid_mapping<typename Policy::mapping_type>) {
+    if (!(m.mapping().grid() == other.mapping().grid())) {
+      const auto& own = m.mapping();
+      return redistribute(m, other.mapping().with_tiles(own.row_tiles(), own.col_tiles(), std::vector<int>{}));
+    }
+  }
+  return m;
+}
+
 /// A transposed operand on the grid of the operand it meets: a grid's transpose lives on the
 /// transposed (q x p) grid, which a p != q product cannot use as it is.
 template <matrix_value T, matrix_policy Policy>
 dist_matrix<T, Policy> transposed_for(const dist_matrix<T, Policy>& t, const dist_matrix<T, Policy>& other) {
-  auto flipped = transpose(t);
-  if constexpr (retiling_grid_mapping<typename Policy::mapping_type>) {
-    if (!(flipped.mapping().grid() == other.mapping().grid())) {
-      const auto& m = flipped.mapping();
-      return redistribute(flipped, other.mapping().with_tiles(m.row_tiles(), m.col_tiles(), std::vector<int>{}));
-    }
-  }
-  return flipped;
+  return on_grid_of(transpose(t), other);
 }
 
 /// Whether `mask` is distributed as A * B is (checked inside an agreement).
@@ -163,6 +173,12 @@ class spgemm_plan {
                 "block_cyclic_2d first");
 
  public:
+  /// A plan stays where it was made (it holds windows, a shared context and registrations): it
+  /// is neither copied nor moved, so no moved-from plan exists. Share it by reference, through
+  /// the plans kept with a matrix (kept_plans.hpp) or a std::shared_ptr.
+  spgemm_plan(const spgemm_plan&) = delete;
+  spgemm_plan& operator=(const spgemm_plan&) = delete;
+
   /// Inspect A * B under `options` (collective). Transposed operands are planned as what they are:
   /// transpose them first and plan their product.
   spgemm_plan(const matrix& a, const matrix& b, const spgemm_options<Semiring>& options = {})
@@ -279,6 +295,14 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
     const auto mapping = a.comm().collectively([&] { return a.mapping().with_tiles(rows, cols, std::vector<int>{}); });
     return to_tiles<Policy>(c, mapping);
   } else if constexpr (TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type)) {
+    if constexpr (retiling_grid_mapping<typename Policy::mapping_type>) {
+      // B on another grid of A's ranks (B = transpose(A) of a p x q A lives on the q x p grid):
+      // SUMMA meets A's grid rows with B's grid columns, so B moves to A's grid first.
+      const bool other_grid =
+          options.layers == 1 && !options.transpose_a && !options.transpose_b && a.comm().size() == b.comm().size() &&
+          a.comm().collectively([&] { return !(a.mapping().grid() == b.mapping().grid()); });
+      if (other_grid) return spgemm(a, detail::on_grid_of(b, a), options);
+    }
     auto* plan = options.transpose_a || options.transpose_b ? nullptr : &spgemm_plan_for(a, b, options);
     return detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options, plan);
   } else {
@@ -332,3 +356,8 @@ void spgemm_accumulate(const dist_matrix<T, Policy>& mask, const dist_matrix<T, 
 #undef TESSERA_SPGEMM_NO_TILES
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_HPP
+#endif

@@ -6,8 +6,13 @@
 /// it needs, one-sided, the next step's tiles in flight while this step's
 /// products run. For square, dense-ish products where no operand is much
 /// larger than the others (bsgemm keeps a large B stationary instead).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SUMMA_HPP
+#endif
 
 #include "../comm/communicator.hpp"
+#include "../comm/shared_context.hpp"
 #include "../comm/mpi_memory.hpp"
 #include "../comm/request.hpp"
 #include "../comm/segment.hpp"
@@ -46,6 +51,12 @@ class summa_plan {
                 "tessera::summa: A and B must use the same execution space");
 
  public:
+  /// A plan stays where it was made (it holds windows, a shared context and registrations): it
+  /// is neither copied nor moved, so no moved-from plan exists. Share it by reference, through
+  /// the plans kept with a matrix (kept_plans.hpp) or a std::shared_ptr.
+  summa_plan(const summa_plan&) = delete;
+  summa_plan& operator=(const summa_plan&) = delete;
+
   using execution_space = typename PolicyA::execution_space;
   using backend_type = typename PolicyA::backend_type;
   using a_type = dist_matrix<T, PolicyA>;
@@ -160,7 +171,7 @@ class summa_plan {
       a_landing_[k] = mpi_buffer_for<backend_type>(a_buf_[k]);
       b_landing_[k] = mpi_buffer_for<backend_type>(b_buf_[k]);
     }
-    context_ = std::make_unique<backend_context>(comm_, typename backend_type::options{});
+    context_ = shared_context<backend_type>(comm_);
     a_stage_ = window_type(*context_, a.local().num_elements());
     b_stage_ = window_type(*context_, b.local().num_elements());
   }
@@ -259,7 +270,7 @@ class summa_plan {
   using window_type = staging_window<T, memory_space, backend_type>;
   // Where the gets land (comm/mpi_memory.hpp): the panels themselves where MPI reaches them.
   decltype(mpi_buffer_for<backend_type>(std::declval<Kokkos::View<T*, memory_space>>())) a_landing_[2], b_landing_[2];
-  std::unique_ptr<backend_context> context_;
+  std::shared_ptr<backend_context> context_;
   window_type a_stage_, b_stage_;
 };
 
@@ -295,3 +306,8 @@ void summa(T alpha, const dist_matrix<T, PolicyA>& a, const dist_matrix<T, Polic
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SUMMA_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SUMMA_HPP
+#endif

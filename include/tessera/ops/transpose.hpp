@@ -11,8 +11,13 @@
 ///    owner), then per entry a fetch_add on the owner's row cursor to claim a
 ///    slot and a put of the entry into it, the puts deferred until their
 ///    fetches complete. Fine-grained: it shines on the aggregator backend.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_TRANSPOSE_HPP
+#endif
 
 #include "../comm/buckets.hpp"
+#include "../comm/shared_context.hpp"
 #include "../comm/mailbox.hpp"
 #include "../comm/segment.hpp"
 #include "../core/error.hpp"
@@ -244,7 +249,8 @@ dist_matrix<T, Policy> transpose_by_slots(const dist_matrix<T, Policy>& a,
                                           const typename Policy::mapping_type& result_rows) {
   const auto& comm = a.comm();
   const int me = comm.rank();
-  typename Policy::backend_type::context ctx(comm, typename Policy::backend_type::options{});
+  const auto shared = shared_context<typename Policy::backend_type>(comm);
+  auto& ctx = *shared;
   const auto entries = local_triplets(a);
   const auto my_rows = static_cast<std::size_t>(result_rows.extents(me).rows);
 
@@ -373,3 +379,8 @@ template <matrix_value T, matrix_policy Policy>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_TRANSPOSE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_TRANSPOSE_HPP
+#endif

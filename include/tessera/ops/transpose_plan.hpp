@@ -8,9 +8,14 @@
 /// coordinate triple, in the order the owners expect, and scatters them into a copy of the
 /// structure: no sort, no assembly. For the A of an iterative method whose values change and
 /// whose structure does not (A^T x in a solver, the backward pass of a layer).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_TRANSPOSE_PLAN_HPP
+#endif
 
 #include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
+#include "../comm/planned_exchange.hpp"
 #include "../concepts/backend.hpp"
 #include "../concepts/distribution.hpp"
 #include "../core/combine.hpp"
@@ -54,6 +59,12 @@ class transpose_plan {
                 "block_cyclic_2d first");
 
  public:
+  /// A plan stays where it was made (it holds windows, a shared context and registrations): it
+  /// is neither copied nor moved, so no moved-from plan exists. Share it by reference, through
+  /// the plans kept with a matrix (kept_plans.hpp) or a std::shared_ptr.
+  transpose_plan(const transpose_plan&) = delete;
+  transpose_plan& operator=(const transpose_plan&) = delete;
+
   explicit transpose_plan(const dist_matrix<T, Policy>& a) : mapping_(a.mapping()) {
     const auto& comm = a.comm();
     const stats_scope scope(comm, "transpose");
@@ -91,17 +102,17 @@ class transpose_plan {
     bucket_builder<coordinate> outgoing(ranks);
     for (int r = 0; r < ranks; ++r) outgoing.count(r, order[static_cast<std::size_t>(r)].size());
     outgoing.allocate();
-    send_offsets_.assign(1, 0);
     for (int r = 0; r < ranks; ++r) {
       for (std::size_t e : order[static_cast<std::size_t>(r)]) {
         outgoing.push(r, global[e]);
         send_order_.push_back(e);
       }
       if (r != me) moved_ += order[static_cast<std::size_t>(r)].size();
-      send_offsets_.push_back(send_order_.size());
     }
-    const auto arrived = exchange_records(typename Policy::backend_type{}, comm, std::move(outgoing).finish());
-    receive_offsets_ = arrived.offsets;  // what every apply receives from each rank: known, not agreed again
+    auto coordinates = std::move(outgoing).finish();
+    const auto arrived = exchange_records(typename Policy::backend_type{}, comm, coordinates);
+    // Every apply's values travel as the coordinates did: known sizes, not agreed again.
+    values_ = planned_exchange(std::move(coordinates.offsets), arrived.offsets);
 
     // A^T's structure as CSR, and the position of every arriving value in it.
     triplets<T> structure;
@@ -138,11 +149,9 @@ class transpose_plan {
     });
     const stats_scope scope(comm, "transpose");
     const auto vals = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, mine.values);
-    buckets<T> outgoing;
-    outgoing.offsets = send_offsets_;
-    outgoing.data.resize(send_order_.size());
+    auto outgoing = values_.send_buffer<T>();
     for (std::size_t k = 0; k < send_order_.size(); ++k) outgoing.data[k] = vals(send_order_[k]);
-    const auto arrived = exchange_planned(typename Policy::backend_type{}, comm, outgoing, receive_offsets_);
+    const auto arrived = exchange_planned(typename Policy::backend_type{}, comm, outgoing, values_);
     Kokkos::View<T*, memory_space> result_values(
         Kokkos::view_alloc(std::string("tessera::transpose_plan::values"), Kokkos::WithoutInitializing),
         position_.size());
@@ -186,9 +195,15 @@ class transpose_plan {
   mapping_type mapping_;
   std::optional<mapping_type> target_;
   mutable detail::structure_fingerprint<3> fingerprint_;  // remembers arrays that matched
-  std::vector<std::size_t> send_order_, send_offsets_, receive_offsets_, position_;
+  std::vector<std::size_t> send_order_, position_;  ///< A's entries in send order; where arrivals land
+  planned_exchange values_;
   std::size_t moved_ = 0;
   std::optional<dist_matrix<T, rows_policy>> shape_;
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_TRANSPOSE_PLAN_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_TRANSPOSE_PLAN_HPP
+#endif

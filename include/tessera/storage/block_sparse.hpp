@@ -7,6 +7,10 @@
 /// one allocation per rank, one registered segment for one-sided fetches, and
 /// the offset of any tile on any rank follows from the (replicated) shape
 /// alone, so an inspector can plan a fetch without asking the owner.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_BLOCK_SPARSE_HPP
+#endif
 
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
@@ -167,3 +171,8 @@ struct block_sparse_tiles {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_BLOCK_SPARSE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_BLOCK_SPARSE_HPP
+#endif

@@ -4,6 +4,10 @@
 ///
 /// Sorted, duplicate-free COO is also the interchange format between storage
 /// policies: every storage converts to and from it.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_COO_HPP
+#endif
 
 #include "../core/index_types.hpp"
 
@@ -48,3 +52,8 @@ struct coo {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_COO_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_COO_HPP
+#endif

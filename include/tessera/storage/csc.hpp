@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// CSC storage: compressed columns, rows sorted within each column.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_CSC_HPP
+#endif
 
 #include "../kernels/bucket_sort.hpp"
 #include "coo.hpp"
@@ -55,3 +59,8 @@ struct csc {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_CSC_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_CSC_HPP
+#endif

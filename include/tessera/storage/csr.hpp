@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// CSR storage: compressed rows, columns sorted within each row.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_CSR_HPP
+#endif
 
 #include "../kernels/bucket_sort.hpp"
 #include "coo.hpp"
@@ -52,3 +56,8 @@ struct csr {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_CSR_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_CSR_HPP
+#endif

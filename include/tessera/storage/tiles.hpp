@@ -10,6 +10,10 @@
 /// Tiles have no per-entry conversion through COO (a tile's place needs the mapping's tilings),
 /// so this storage is not an `element_storage`; element-sparse matrices convert to it with
 /// `to_tiles` and back with `to_elements` (matrix/convert_tiles.hpp).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_TILES_HPP
+#endif
 
 #include "../core/index_types.hpp"
 #include "block_sparse.hpp"
@@ -51,3 +55,8 @@ struct tiles {
 };
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_TILES_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_STORAGE_TILES_HPP
+#endif

@@ -21,6 +21,10 @@
 /// (delivery, handlers that send, a permutation), and the argument errors the API promises.
 /// Traffic counters are not checked here: what a backend counts is its own (tests/mpi/
 /// test_backends.cpp checks the built-ins' counts exactly).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_TESTING_BACKEND_CONFORMANCE_HPP
+#endif
 
 #include "../comm/mailbox.hpp"
 #include "../comm/request.hpp"
@@ -502,3 +506,8 @@ void check_backend(Context& ctx) {
 }
 
 }  // namespace tessera::testing
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_TESTING_BACKEND_CONFORMANCE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_TESTING_BACKEND_CONFORMANCE_HPP
+#endif

@@ -3,6 +3,9 @@
 /// The process layout and the server loop of progress ranks (Global Arrays'
 /// MPI-PR design): one process per node serves one-sided requests against the
 /// node's shared-memory windows, so compute ranks never need to poll.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/comm/detail/progress_runtime.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include <mpi.h>
 

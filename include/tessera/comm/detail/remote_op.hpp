@@ -3,6 +3,9 @@
 /// The wire form of a one-sided operation and the code that applies it to a
 /// target's memory: shared by the backends that implement one-sided access
 /// with messages (aggregator, progress_rank), so both do it the same way.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/comm/detail/remote_op.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../core/error.hpp"
 #include "../scalar_code.hpp"

@@ -3,6 +3,9 @@
 /// Counter-based random numbers: the value for (seed, stream, index) is a pure
 /// function of those three, so a generator gives the same matrix whichever
 /// rank computes which entry, at any rank count.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/generators/detail/counter_rng.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include <cstdint>
 #include <type_traits>

@@ -4,6 +4,9 @@
 /// follow (row offsets, column positions, the column map's global columns) must be in range,
 /// or a fetch reads past a buffer on one rank while the others wait for it. Kernels on the
 /// block's execution space count the violations, so a device block is never copied to the host.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/matrix/detail/adopted_block_checks.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../core/error.hpp"
 #include "../../core/index_types.hpp"

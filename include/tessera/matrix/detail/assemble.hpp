@@ -1,6 +1,9 @@
 #pragma once
 /// @file
 /// Turning the entries a rank owns into its local block.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/matrix/detail/assemble.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../core/error.hpp"
 #include "../../kernels/bucket_sort.hpp"

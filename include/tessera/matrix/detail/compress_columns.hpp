@@ -2,6 +2,9 @@
 /// @file
 /// Compressing global column indices to local ones: the distinct columns in order (a column map)
 /// and each entry's position among them.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/matrix/detail/compress_columns.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../core/error.hpp"
 #include "../../core/index_types.hpp"

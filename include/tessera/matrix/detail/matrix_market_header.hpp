@@ -2,6 +2,9 @@
 /// @file
 /// Parsing the banner and size line of a Matrix Market file, and the token
 /// rules shared by the header and the entries.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/matrix/detail/matrix_market_header.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../core/error.hpp"
 #include "../../core/index_types.hpp"

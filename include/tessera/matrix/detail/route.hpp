@@ -1,6 +1,9 @@
 #pragma once
 /// @file
 /// Sending (row, column, value) entries to the ranks that own them.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/matrix/detail/route.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../comm/buckets.hpp"
 #include "../../comm/communicator.hpp"

@@ -6,6 +6,9 @@
 /// A mapping is summarised by what every rank can compute of every rank (global shape, each
 /// rank's extents and the global coordinates of its first and last local entries), and one
 /// allreduce compares the summaries.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/matrix/detail/same_mapping.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../comm/communicator.hpp"
 #include "../../core/error.hpp"

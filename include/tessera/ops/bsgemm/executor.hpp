@@ -4,6 +4,10 @@
 /// BLAS call per product, or batched device GEMMs), measures each C tile's norm right after its
 /// last product on the host, and prepares C for beta (scale in place, zero the unwritten tiles,
 /// or carry beta * old C into a new shape).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_EXECUTOR_HPP
+#endif
 
 #include "../../kernels/packed_tile_gemm.hpp"
 #include "../../kernels/tile_gemm.hpp"
@@ -125,3 +129,8 @@ class bsgemm_executor {
 };
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_EXECUTOR_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_EXECUTOR_HPP
+#endif

@@ -3,6 +3,10 @@
 /// What a user chooses for bsgemm: the memory budget, screening, the tile kernel; and the two
 /// helpers that plan B's distribution before any value exists (pattern_shape,
 /// bsgemm_column_owners).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_OPTIONS_HPP
+#endif
 
 #include "../../distribution/replicated_columns.hpp"
 #include "../../distribution/tiled_range.hpp"
@@ -64,3 +68,8 @@ template <class Pattern>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_OPTIONS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_OPTIONS_HPP
+#endif

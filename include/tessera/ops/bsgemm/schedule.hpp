@@ -5,6 +5,10 @@
 /// blocks (worst fit, the seed's §3.2.2), cutting a block's A tiles into chunks (one tile per A
 /// row, cyclically, §3.2.3), the gets that bring each chunk, and the tile products in the order
 /// the executor runs them.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_SCHEDULE_HPP
+#endif
 
 #include "../../core/error.hpp"
 #include "../../kernels/packed_tile_gemm.hpp"
@@ -380,3 +384,8 @@ bsgemm_schedule schedule_bsgemm(int me, const AMapping& am, const block_sparse_s
 }  // namespace detail
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_SCHEDULE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_SCHEDULE_HPP
+#endif

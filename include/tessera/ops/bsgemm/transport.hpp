@@ -4,8 +4,13 @@
 /// backend into two chunk buffers (the next chunk in flight while the current one is multiplied),
 /// or, when A lies in node-shared memory and all its readers share a node, read where it lies.
 /// Written once against the backend concept.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_TRANSPORT_HPP
+#endif
 
 #include "../../comm/communicator.hpp"
+#include "../../comm/shared_context.hpp"
 #include "../../comm/mpi_memory.hpp"
 #include "../../comm/request.hpp"
 #include "../../comm/segment.hpp"
@@ -40,7 +45,7 @@ class bsgemm_a_transport {
     comm_.allreduce_inplace(readers, MPI_SUM);
     staged_ = readers[static_cast<std::size_t>(comm_.rank())] > 0;
     buffer_elements_ = schedule.buffer_elements;
-    context_ = std::make_unique<typename Backend::context>(comm_, typename Backend::options{});
+    context_ = shared_context<Backend>(comm_);
   }
 
   /// Collective: whether this apply reads the other ranks' A tiles in place: A is node-shared on
@@ -134,8 +139,13 @@ class bsgemm_a_transport {
   Kokkos::View<T*, memory_space> buffers_[2];
   // Where the gets land (comm/mpi_memory.hpp): buffers_ themselves where MPI reaches them.
   decltype(mpi_buffer_for<Backend>(std::declval<Kokkos::View<T*, memory_space>>())) landing_[2];
-  std::unique_ptr<typename Backend::context> context_;
+  std::shared_ptr<typename Backend::context> context_;
   staging_window<T, memory_space, Backend> staging_;
 };
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_TRANSPORT_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_TRANSPORT_HPP
+#endif

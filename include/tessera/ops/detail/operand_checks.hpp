@@ -3,6 +3,9 @@
 /// Checks every operation runs on its operands before it communicates: they live on the same
 /// ranks, and an output does not share memory with an input. Call them inside an agreement
 /// (communicator::collectively) so that a misuse seen on one rank is raised on every rank.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/ops/detail/operand_checks.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../comm/communicator.hpp"
 #include "../../core/error.hpp"

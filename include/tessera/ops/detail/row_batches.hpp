@@ -2,6 +2,9 @@
 /// @file
 /// Batches of rows under a memory budget: what the expand-sort-compress products (1-D and grid)
 /// multiply at once, so that the expanded products of one batch fit.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/ops/detail/row_batches.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../core/index_types.hpp"
 

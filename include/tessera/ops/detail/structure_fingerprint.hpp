@@ -3,6 +3,9 @@
 /// How a plan recognises the sparsity structure it was made for: by the arrays that hold it
 /// (address and length: free to compare at every apply) and, when those differ, by a hash of
 /// their contents (one pass, only then). Values may change under a plan; structure may not.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/ops/detail/structure_fingerprint.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include <Kokkos_Core.hpp>
 

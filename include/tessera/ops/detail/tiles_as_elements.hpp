@@ -5,6 +5,9 @@
 /// entries, O(nnz)), and the result cut back into tiles (to_tiles: one exchange, O(nnz)). bsgemm
 /// and summa multiply tiles natively; these conversions are what lets every operation accept
 /// every storage.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/ops/detail/tiles_as_elements.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../matrix/convert_tiles.hpp"
 #include "../../matrix/dist_matrix.hpp"

@@ -3,6 +3,9 @@
 /// The routing transpose on a device: every phase in the policy's execution space, on device data.
 /// The host touches only the entries that leave the rank (MPI staging) and, when some arrive,
 /// the merge of two sorted column lists into A^T's column map.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE
+#error "tessera/ops/detail/transpose_on_device.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
+#endif
 
 #include "../../concepts/distribution.hpp"
 #include "../../core/error.hpp"

@@ -9,12 +9,16 @@
 /// rows and columns, so C is computed where it is stored and nothing is reduced. With c > 1 it is
 /// the split-3D algorithm of CombBLAS (Azad et al.): each layer moves 1/c of A and B over a grid
 /// sqrt(c) times smaller in each dimension, and the c partial C are reduced onto C's owners.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_LAYERED_GRID_HPP
+#endif
 
 #include "../../concepts/distribution.hpp"
 #include "../../core/error.hpp"
 #include "../../core/index_types.hpp"
 #include "../../distribution/block_cyclic_2d.hpp"
-#include "../../distribution/grid_aligned_rows.hpp"
+#include "grid_aligned_rows.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -78,3 +82,8 @@ template <grid_mapping MA, grid_mapping MB>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_LAYERED_GRID_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_LAYERED_GRID_HPP
+#endif

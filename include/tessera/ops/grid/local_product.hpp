@@ -5,6 +5,10 @@
 /// index), multiplied by row-wise Gustavson where it can (host spaces, no mask, no budget) and by
 /// expand-sort-compress otherwise (kernels/spgemm_esc.hpp: any semiring, a mask, row batches under
 /// a memory budget), in the policy's execution space.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_LOCAL_PRODUCT_HPP
+#endif
 
 #include "../../core/index_types.hpp"
 #include "../../kernels/spgemm_esc.hpp"
@@ -289,3 +293,8 @@ piece_rows<T, MemorySpace> multiply_pieces(const triplets<T>& a, const triplets<
 }
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_LOCAL_PRODUCT_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_LOCAL_PRODUCT_HPP
+#endif

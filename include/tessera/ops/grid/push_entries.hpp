@@ -4,6 +4,10 @@
 /// exchange through the policy's backend. Under a replicated distribution each copy is served by
 /// one replica only (the needing rank itself when it holds one, else the replica whose grid row
 /// matches), so no entry arrives twice and the replicas share the sending.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_PUSH_ENTRIES_HPP
+#endif
 
 #include "../../comm/buckets.hpp"
 #include "../../comm/communicator.hpp"
@@ -93,3 +97,8 @@ triplets<T> push_entries(const communicator& comm, const Backend& backend, const
 }
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_PUSH_ENTRIES_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_PUSH_ENTRIES_HPP
+#endif

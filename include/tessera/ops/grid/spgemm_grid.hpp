@@ -15,6 +15,10 @@
 ///
 /// Words per rank (entries of 24 bytes for doubles): nnz(A)/(p c) + nnz(B)/(q c) received, plus,
 /// for c > 1 or a replicated C, the partial C sent to its owners (docs/scaling.md).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_SPGEMM_GRID_HPP
+#endif
 
 #include "../../comm/communicator.hpp"
 #include "../../concepts/distribution.hpp"
@@ -259,3 +263,8 @@ dist_matrix<T, Policy> multiply_on_grid(const dist_matrix<T, Policy>& a, const d
 }
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_SPGEMM_GRID_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_SPGEMM_GRID_HPP
+#endif

@@ -13,9 +13,14 @@
 /// (grid_aligned_rows) every fetch stays within a grid column and every sum within a grid row.
 /// Words per rank: k n / q fetched and k m / p reduced, against k n for the 1-D product of a
 /// power-law A.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_SPMM_GRID_HPP
+#endif
 
 #include "../../comm/buckets.hpp"
 #include "../../comm/communicator.hpp"
+#include "../../comm/planned_exchange.hpp"
 #include "../../concepts/backend.hpp"
 #include "../../concepts/distribution.hpp"
 #include "../../concepts/storage.hpp"
@@ -28,6 +33,7 @@
 #include "../../matrix/to_view.hpp"
 #include "../detail/operand_checks.hpp"
 #include "../kept_plans.hpp"
+#include "../../kernels/gather_rows.hpp"
 #include "layered_grid.hpp"
 #include "local_product.hpp"
 
@@ -43,37 +49,12 @@
 
 namespace tessera::detail {
 
-/// into(t, :) = src(rows(t), :).
-template <class ExecSpace, class T, class MemorySpace, class Rows, class Into>
-void gather_rows(const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& src, const Rows& rows,
-                 const Into& into) {
-  const auto k = src.extent(1);
-  Kokkos::parallel_for(
-      "tessera::spmm_grid::gather_rows", Kokkos::RangePolicy<ExecSpace>(0, rows.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t t) {
-        const auto r = static_cast<std::size_t>(rows(t));
-        for (std::size_t v = 0; v < k; ++v) into(t, v) = src(r, v);
-      });
-  ExecSpace().fence();
-}
-
-/// src's rows rows(0), rows(1), ... written one after the other into host bytes (an exchange's
-/// buffer): by the space's own threads where they can write host memory, else gathered where
-/// src lives and copied once.
+/// src's rows rows(0), rows(1), ... written one after the other into host bytes (an exchange's buffer).
 template <class ExecSpace, class T, class MemorySpace, class Rows>
 void gather_rows_to_bytes(const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& src, const Rows& rows,
                           std::byte* dst) {
   using host_rows = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  const host_rows out(reinterpret_cast<T*>(dst), rows.extent(0), src.extent(1));
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    gather_rows<ExecSpace, T, MemorySpace>(src, rows, out);
-  } else {
-    const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> packed(
-        Kokkos::view_alloc(std::string("tessera::spmm_grid::packed"), Kokkos::WithoutInitializing), rows.extent(0),
-        src.extent(1));
-    gather_rows<ExecSpace, T, MemorySpace>(src, rows, packed);
-    Kokkos::deep_copy(out, packed);
-  }
+  kernels::gather_rows_to_host<ExecSpace>(src, rows, host_rows(reinterpret_cast<T*>(dst), rows.extent(0), src.extent(1)));
 }
 
 /// values(e) = from(at(e)): the share's values in the plan's order, read from A's storage.
@@ -147,6 +128,12 @@ class grid_spmm_plan {
                 "X and Y name different Kokkos memory spaces; deep_copy X into a dist_dense of A's space first)");
 
  public:
+  /// A plan stays where it was made (it holds windows, a shared context and registrations): it
+  /// is neither copied nor moved, so no moved-from plan exists. Share it by reference, through
+  /// the plans kept with a matrix (kept_plans.hpp) or a std::shared_ptr.
+  grid_spmm_plan(const grid_spmm_plan&) = delete;
+  grid_spmm_plan& operator=(const grid_spmm_plan&) = delete;
+
   using x_mapping = typename PX::mapping_type;
   using exec = typename PA::execution_space;
   using mem = typename PA::memory_space;
@@ -200,19 +187,17 @@ class grid_spmm_plan {
       });
       for (std::size_t h = 0; h < remote.size(); ++h) source_row[remote[h]] = static_cast<local_index>(h);
       halo_rows_ = remote.size();
-      // Where each owner's answer will land, in bytes: the sizes every apply's exchange knows.
-      halo_offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
-      for (std::size_t n : remote) ++halo_offsets_[static_cast<std::size_t>(x_rows_.row_owner(needed[n])) + 1];
-      std::partial_sum(halo_offsets_.begin(), halo_offsets_.end(), halo_offsets_.begin());
-      for (auto& at : halo_offsets_) at *= row_bytes();
-      // Each owner learns the local rows of X it serves this rank, in halo order.
+      // Each owner learns the local rows of X it serves this rank, in halo order; every apply's
+      // answers travel back along the inverse of this request, a row of X for each row asked.
       bucket_builder<std::byte> asks(ranks);
       for (std::size_t n : remote) asks.count(x_rows_.row_owner(needed[n]), sizeof(global_index));
       asks.allocate();
       for (std::size_t n : remote)
         std::memcpy(asks.claim(x_rows_.row_owner(needed[n]), sizeof(global_index)), &needed[n], sizeof(global_index));
-      const auto asked = backend.exchange(comm_, std::move(asks).finish());
-      answer_offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
+      auto request = std::move(asks).finish();
+      const auto asked = backend.exchange(comm_, request);
+      const planned_exchange requests(bytes_to_rows(request.offsets), bytes_to_rows(asked.offsets));
+      x_answers_ = requests.inverse().scaled(row_bytes());
       for (int r = 0; r < ranks; ++r) {
         const auto bucket = asked.bucket(r);
         for (std::size_t at = 0; at < bucket.size(); at += sizeof(global_index)) {
@@ -220,7 +205,6 @@ class grid_spmm_plan {
           std::memcpy(&j, bucket.data() + at, sizeof j);
           serve_rows.push_back(static_cast<local_index>(x_rows_.local_row(j)));
         }
-        answer_offsets_[static_cast<std::size_t>(r) + 1] = serve_rows.size() * row_bytes();
       }
     }
 
@@ -251,16 +235,16 @@ class grid_spmm_plan {
     std::stable_sort(send_order.begin(), send_order.end(), [&](std::size_t u, std::size_t v) {
       return y_rows_.row_owner(partial_rows_[u]) < y_rows_.row_owner(partial_rows_[v]);
     });
-    sum_offsets_.assign(static_cast<std::size_t>(ranks) + 1, 0);
-    for (global_index i : partial_rows_) sum_offsets_[static_cast<std::size_t>(y_rows_.row_owner(i)) + 1] += row_bytes();
-    std::partial_sum(sum_offsets_.begin(), sum_offsets_.end(), sum_offsets_.begin());
     bucket_builder<std::byte> tell(ranks);
     for (std::size_t r : send_order) tell.count(y_rows_.row_owner(partial_rows_[r]), sizeof(global_index));
     tell.allocate();
     for (std::size_t r : send_order)
       std::memcpy(tell.claim(y_rows_.row_owner(partial_rows_[r]), sizeof(global_index)), &partial_rows_[r],
                   sizeof(global_index));
-    const auto told = backend.exchange(comm_, std::move(tell).finish());
+    auto telling = std::move(tell).finish();
+    const auto told = backend.exchange(comm_, telling);
+    // Every apply's partial rows travel as the rows were told: k values for each row named.
+    partial_sums_ = planned_exchange(bytes_to_rows(telling.offsets), bytes_to_rows(told.offsets)).scaled(row_bytes());
     send_rows_ = to_view<std::size_t, mem>(send_order, "tessera::spmm_grid::send_rows");
 
     // What each local row of Y adds up: the partial rows that arrive for it, in arrival (rank) order.
@@ -277,9 +261,6 @@ class grid_spmm_plan {
     std::vector<std::size_t> sources(arrivals), cursor(sum_ptr.begin(), sum_ptr.end() - 1);
     for (std::size_t t = 0; t < arrivals; ++t) sources[cursor[row_of_arrival[t]]++] = t;
     arrivals_ = arrivals;
-    arrival_offsets_.resize(told.offsets.size());
-    for (std::size_t r = 0; r < told.offsets.size(); ++r)
-      arrival_offsets_[r] = told.offsets[r] / sizeof(global_index) * row_bytes();
     sum_ptr_ = to_view<std::size_t, mem>(sum_ptr, "tessera::spmm_grid::sum_ptr");
     sum_sources_ = to_view<std::size_t, mem>(sources, "tessera::spmm_grid::sum_sources");
   }
@@ -306,9 +287,9 @@ class grid_spmm_plan {
     const auto values = detail::gather_values<exec, T, mem>(held.values, value_of_);
 
     // X's rows to the ranks that asked, in the order they asked.
-    buckets<std::byte> answers{std::vector<std::byte>(answer_offsets_.back()), answer_offsets_};
+    auto answers = x_answers_.send_buffer<std::byte>();
     detail::gather_rows_to_bytes<exec, T, mem>(x.local(), serve_rows_, answers.data.data());
-    const auto answered = exchange_planned(backend, comm_, answers, halo_offsets_);
+    const auto answered = exchange_planned(backend, comm_, answers, x_answers_);
     // Answers arrive owner by owner in halo order: the halo is their concatenation.
     const auto halo = detail::rows_from_bytes<T, mem>(answered.data, halo_rows_, k);
 
@@ -321,9 +302,9 @@ class grid_spmm_plan {
 
     // Partial rows to Y's owners (values only: the owners know the rows), added in rank order so
     // the result does not depend on arrival order.
-    buckets<std::byte> sums{std::vector<std::byte>(sum_offsets_.back()), sum_offsets_};
+    auto sums = partial_sums_.send_buffer<std::byte>();
     detail::gather_rows_to_bytes<exec, T, mem>(partial, send_rows_, sums.data.data());
-    const auto summed = exchange_planned(backend, comm_, sums, arrival_offsets_);
+    const auto summed = exchange_planned(backend, comm_, sums, partial_sums_);
     detail::sum_partial_rows<exec, T, mem>(sum_ptr_, sum_sources_, detail::rows_from_bytes<T, mem>(summed.data, arrivals_, k),
                                            y.local());
   }
@@ -340,6 +321,11 @@ class grid_spmm_plan {
  private:
   [[nodiscard]] std::size_t held_entries() const noexcept { return held_entries_; }
   [[nodiscard]] std::size_t row_bytes() const noexcept { return static_cast<std::size_t>(k_) * sizeof(T); }
+  // Byte offsets of global_index records as record offsets.
+  [[nodiscard]] static std::vector<std::size_t> bytes_to_rows(std::vector<std::size_t> offsets) {
+    for (auto& at : offsets) at /= sizeof(global_index);
+    return offsets;
+  }
 
   communicator comm_;
   x_mapping x_rows_, y_rows_;
@@ -356,9 +342,9 @@ class grid_spmm_plan {
   kernels::column_sources<mem> sources_;     // per needed column: X's own block or the halo, and which row
   Kokkos::View<std::size_t*, mem> send_rows_;  // partial rows grouped by Y's owner
   std::size_t arrivals_ = 0;                 // partial rows of Y received per product
-  // The four buckets of an apply's two exchanges, in bytes, per rank + 1: X's rows this rank
-  // answers and receives, the partial rows of Y it sends and receives.
-  std::vector<std::size_t> answer_offsets_, halo_offsets_, sum_offsets_, arrival_offsets_;
+  // An apply's two exchanges, in bytes: X's rows this rank answers and receives (the inverse of
+  // the requests the inspector sent), the partial rows of Y it sends and receives.
+  planned_exchange x_answers_, partial_sums_;
   Kokkos::View<std::size_t*, mem> sum_ptr_;      // per local row of Y: its arrivals ...
   Kokkos::View<std::size_t*, mem> sum_sources_;  // ... as positions in arrival (rank) order
 };
@@ -398,3 +384,8 @@ void multiply_dense_on_grid(const dist_matrix<T, PA>& a, const dist_dense<T, PX>
 }
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_SPMM_GRID_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_SPMM_GRID_HPP
+#endif

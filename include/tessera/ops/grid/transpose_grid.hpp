@@ -5,6 +5,10 @@
 /// block_cyclic_2d with cyclic column owners that is one partner per rank: (r, c) on the p x q
 /// grid sends everything to (c, r) on the q x p grid. Under replicated_columns each replica of
 /// A^T is filled (its primaries are sent to every replica).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_TRANSPOSE_GRID_HPP
+#endif
 
 #include "../../comm/communicator.hpp"
 #include "../../concepts/distribution.hpp"
@@ -32,3 +36,8 @@ dist_matrix<T, Policy> transpose_on_grid(const dist_matrix<T, Policy>& a) {
 }
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_TRANSPOSE_GRID_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_TRANSPOSE_GRID_HPP
+#endif

@@ -3,8 +3,13 @@
 /// The 1-D SpGEMM's fetch of B: the staging windows kept across products (spgemm_workspace), the
 /// inspector's schedule of which rows of B the local A references and who owns them
 /// (fetch_schedule, made once by spgemm_plan), and the one-sided gets that fetch them.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_FETCH_HPP
+#endif
 
 #include "../../comm/communicator.hpp"
+#include "../../comm/shared_context.hpp"
 #include "../../comm/request.hpp"
 #include "../../comm/segment.hpp"
 #include "../../concepts/backend.hpp"
@@ -34,7 +39,7 @@ struct spgemm_workspace {
   using backend_context = typename Policy::backend_type::context;
 
   explicit spgemm_workspace(const communicator& comm)
-      : context(std::make_unique<backend_context>(comm, typename Policy::backend_type::options{})) {}
+      : context(shared_context<typename Policy::backend_type>(comm)) {}
 
   /// Whether this rank's B does not fit the windows (not collective).
   [[nodiscard]] bool too_small(std::size_t rows, std::size_t nnz) const noexcept {
@@ -75,7 +80,7 @@ struct spgemm_workspace {
     return live;
   }
 
-  std::unique_ptr<backend_context> context;
+  std::shared_ptr<backend_context> context;
   segment<std::int64_t> ptr;   ///< B's row pointers
   segment<std::int64_t> cols;  ///< B's columns, global
   segment<T> values;
@@ -252,3 +257,8 @@ referenced_rows<T> fetch_referenced_rows(const fetch_schedule& schedule, const d
 }
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_FETCH_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_FETCH_HPP
+#endif

@@ -3,6 +3,10 @@
 /// The 1-D SpGEMM's node-local product: this rank's rows of A times the rows of B they reference
 /// (B's own rows in place, the fetched ones from fetch.hpp), by row-wise Gustavson, Kokkos-Kernels
 /// or expand-sort-compress (masks, memory budgets), and the product C = A * B on whole rows.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_LOCAL_PRODUCT_HPP
+#endif
 
 #include "../../core/error.hpp"
 #include "../../kernels/sort_rows.hpp"
@@ -353,3 +357,8 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
 
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_LOCAL_PRODUCT_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_LOCAL_PRODUCT_HPP
+#endif

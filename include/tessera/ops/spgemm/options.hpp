@@ -1,6 +1,10 @@
 #pragma once
 /// @file
 /// The options of spgemm, spgemm_masked and spgemm_accumulate (GraphBLAS's GrB_mxm pieces).
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_OPTIONS_HPP
+#endif
 
 #include "../semiring.hpp"
 
@@ -80,3 +84,8 @@ struct semiring_add {
 }  // namespace detail
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_OPTIONS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_OPTIONS_HPP
+#endif

@@ -4,6 +4,10 @@
 /// from the fetch), assembled in B's memory space by kernels, with compressed local columns:
 /// what a device SpGEMM multiplies A by. The host touches only the fetched rows (MPI staging)
 /// and, when rows were fetched, the merge of two sorted column lists.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_REFERENCED_ROWS_ON_DEVICE_HPP
+#endif
 
 #include "../../core/index_types.hpp"
 #include "../../kernels/sorted_search.hpp"
@@ -146,3 +150,8 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
 }
 
 }  // namespace tessera::detail
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_REFERENCED_ROWS_ON_DEVICE_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_REFERENCED_ROWS_ON_DEVICE_HPP
+#endif

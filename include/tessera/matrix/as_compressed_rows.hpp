@@ -1,9 +1,13 @@
 #pragma once
 /// @file
 /// A local block as compressed rows, whatever its storage: what SpMM and SpGEMM multiply.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_AS_COMPRESSED_ROWS_HPP
+#endif
 
 #include "../concepts/storage.hpp"
-#include "csr.hpp"
+#include "../storage/csr.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -35,3 +39,8 @@ template <class Storage, class ExecSpace, class Block>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_AS_COMPRESSED_ROWS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_AS_COMPRESSED_ROWS_HPP
+#endif

@@ -2,10 +2,14 @@
 /// @file
 /// grid_aligned_rows: the row distribution of a dense block that sits next to a matrix on a
 /// process grid, so the 2-D SpMM moves X only within grid columns and Y only within grid rows.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_GRID_ALIGNED_ROWS_HPP
+#endif
 
-#include "../concepts/distribution.hpp"
-#include "../core/index_types.hpp"
-#include "row_partition.hpp"
+#include "../../concepts/distribution.hpp"
+#include "../../core/index_types.hpp"
+#include "../../distribution/row_partition.hpp"
 
 #include <vector>
 
@@ -87,3 +91,8 @@ template <grid_mapping M>
 }
 
 }  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_GRID_ALIGNED_ROWS_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_GRID_GRID_ALIGNED_ROWS_HPP
+#endif

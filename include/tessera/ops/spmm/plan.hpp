@@ -1,0 +1,503 @@
+#pragma once
+/// @file
+/// spmm_plan: the inspector/executor of the 1-D SpMM. The inspector finds exactly which remote
+/// rows of X each rank's columns need; the executor fetches them one-sided (one get per owner:
+/// the owner packs the requested rows into one block when they form several runs, else the single
+/// run is read from its staged X) while the rows that need no remote data are computed, then
+/// finishes the rest. Written once against the backend concept.
+#ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
+#define TESSERA_IMPL_PUBLIC_INCLUDE
+#define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPMM_PLAN_HPP
+#endif
+
+#include "options.hpp"
+#include "workspace.hpp"
+#include "../../comm/buckets.hpp"
+#include "../../comm/communicator.hpp"
+#include "../../concepts/backend.hpp"
+#include "../../comm/mpi_memory.hpp"
+#include "../../comm/request.hpp"
+#include "../../comm/segment.hpp"
+#include "../../core/error.hpp"
+#include "../../policy.hpp"
+#include "../../kernels/gather_rows.hpp"
+#include "../../kernels/spmm_balanced.hpp"
+#include "../../kernels/spmm_rows.hpp"
+#include "../../matrix/dist_dense.hpp"
+#include "../../matrix/dist_matrix.hpp"
+#include "../../matrix/as_compressed_rows.hpp"
+#include "../../storage/csr.hpp"
+#include "../../matrix/to_view.hpp"
+#include "../detail/operand_checks.hpp"
+#include "../detail/structure_fingerprint.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <KokkosSparse_CrsMatrix.hpp>
+// GCC reports -Wmaybe-uninitialized inside Kokkos-Kernels' spmv functors at -O3 even from a system header.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <KokkosSparse_spmv.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#include "../../core/format.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tessera {
+
+namespace detail {
+
+/// gathered(c, :) = X's row for local column c, from this rank's X or from the halo: the
+/// LayoutLeft multivector KokkosSparse::spmv multiplies. The device kernels of spmm_plan are free
+/// functions because nvcc refuses an extended (__host__ __device__) lambda inside a private member.
+template <class ExecSpace, class T, class MemorySpace>
+void gather_by_column(const kernels::column_sources<MemorySpace>& sources,
+                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& halo,
+                      const Kokkos::View<T**, Kokkos::LayoutLeft, MemorySpace>& gathered) {
+  const auto local = sources.local;
+  const auto row = sources.row;
+  const auto k = gathered.extent(1);
+  Kokkos::parallel_for(
+      "tessera::spmm::gather", Kokkos::RangePolicy<ExecSpace>(0, gathered.extent(0)), KOKKOS_LAMBDA(const std::size_t c) {
+        for (std::size_t t = 0; t < k; ++t) gathered(c, t) = local(c) ? x_local(row(c), t) : halo(row(c), t);
+      });
+}
+
+/// out = in, from KokkosSparse::spmv's LayoutLeft result into Y's LayoutRight rows.
+template <class ExecSpace, class T, class MemorySpace>
+void copy_to_rows(const Kokkos::View<const T**, Kokkos::LayoutLeft, MemorySpace>& in,
+                  const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& out) {
+  const auto k = out.extent(1);
+  Kokkos::parallel_for(
+      "tessera::spmm::scatter", Kokkos::RangePolicy<ExecSpace>(0, out.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        for (std::size_t t = 0; t < k; ++t) out(i, t) = in(i, t);
+      });
+}
+
+}  // namespace detail
+
+/// The plan of Y = A * X for one sparsity structure of A, one row split of X and k columns.
+///
+/// Build it once (collective), apply it many times (collective): SpDNN-style
+/// loops multiply by the same A again and again. spmm(A, X) keeps plans in
+/// A.plan_cache(), so it inspects only on the first call.
+///
+/// A may use any storage: csr (or any storage with compressed rows) is read in place, others are
+/// converted to CSR on every apply (matrix/as_compressed_rows.hpp). The distribution needs one
+/// capability, whole rows on each rank (whole_row_mapping); X may be split differently from A.
+template <matrix_value T, matrix_policy Policy>
+class spmm_plan {
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::spmm needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
+                "row_owner, local_row, with_shape); 2-D and replicated distributions do not have it: redistribute "
+                "A to row_block (or your own row distribution) first");
+
+ public:
+  /// A plan stays where it was made (it holds windows, a shared context and registrations): it
+  /// is neither copied nor moved, so no moved-from plan exists. Share it by reference, through
+  /// the plans kept with a matrix (kept_plans.hpp) or a std::shared_ptr.
+  spmm_plan(const spmm_plan&) = delete;
+  spmm_plan& operator=(const spmm_plan&) = delete;
+
+  using matrix_type = dist_matrix<T, Policy>;
+  using dense_type = dist_dense<T, Policy>;
+  using memory_space = typename Policy::memory_space;
+  using execution_space = typename Policy::execution_space;
+  using backend_context = typename Policy::backend_type::context;
+  using mapping_type = typename Policy::mapping_type;
+  using rows_block = csr_block<T, memory_space>;
+  /// The windows X is staged in (comm/mpi_memory.hpp decides their memory).
+  using window_type = typename detail::spmm_workspace<T, Policy>::window_type;
+
+  /// Inspect A's columns against X's row split (collective).
+  spmm_plan(const matrix_type& a, const typename Policy::mapping_type& x_rows, global_index k,
+            spmm_options options = {})
+      : comm_(a.comm()), x_rows_(x_rows), k_(k), options_(options) {
+    comm_.collectively([&] {
+      TESSERA_REQUIRE(a.num_cols() == x_rows.global_rows(), dimension_mismatch,
+                      "spmm: A is {} x {} but X has {} rows", a.num_rows(), a.num_cols(), x_rows.global_rows());
+      TESSERA_REQUIRE(x_rows.num_ranks() == comm_.size(), dimension_mismatch,
+                      "spmm: X's rows are split over {} ranks but A's communicator has {}", x_rows.num_ranks(),
+                      comm_.size());
+      TESSERA_REQUIRE(k >= 0, invalid_argument, "spmm: X has {} columns", k);
+      inspect(compressed_rows(a), a.col_map(), x_rows);
+    });
+    // A product nobody fetches for (block-diagonal A, one rank) skips the barriers.
+    std::vector<std::int64_t> fetches{runs_.empty() ? 0 : 1};
+    comm_.allreduce_inplace(fetches, MPI_MAX);
+    anyone_fetches_ = fetches[0] > 0;
+    const auto my_rows = static_cast<std::size_t>(x_rows.extents(comm_.rank()).rows);
+    if (anyone_fetches_) plan_packing(my_rows);  // no exchange (and no traffic) when nobody fetches
+    // Windows to stage X in only where someone fetches (agreed: every rank makes them or none):
+    // for a width of 65,536 on a GPU they were two host windows of 256 MiB, allocated for nothing.
+    if (anyone_fetches_) {
+      workspace_ = detail::spmm_workspace<T, Policy>::shared(comm_, x_rows, k_);
+      workspace_->reserve_staging(packed_base_ + pack_rows_.size() * static_cast<std::size_t>(k_));
+    }
+    pack_rows_view_ = to_view<local_index, memory_space>(pack_rows_, "tessera::spmm::pack_rows");
+  }
+
+  /// Y = A * X (collective). A must have the structure the plan was made for (its values may
+  /// change); X and Y must live on the plan's ranks, and Y must not share memory with X or A.
+  void apply(const matrix_type& a, const dense_type& x, dense_type& y) {
+    const rows_block block = compressed_rows(a);
+    comm_.collectively([&] {
+      detail::require_same_ranks("spmm", comm_, a.comm(), "A");
+      detail::require_same_ranks("spmm", comm_, x.comm(), "X");
+      detail::require_same_ranks("spmm", comm_, y.comm(), "Y");
+      detail::require_no_alias("spmm", y.local(), "Y", x.local(), "X");
+      detail::require_no_alias("spmm", y.local(), "Y", block.values, "A's values");
+      TESSERA_REQUIRE(fits(x.mapping(), x.num_vectors(), options_), dimension_mismatch,
+                      "spmm: X ({} x {}) is not split as the plan expects ({} x {})", x.num_rows(), x.num_vectors(),
+                      x_rows_.global_rows(), k_);
+      TESSERA_REQUIRE(same_rows(y.mapping(), a.mapping()) && y.num_vectors() == x.num_vectors(), dimension_mismatch,
+                      "spmm: Y ({} x {}) must be split like A's rows, with X's {} columns", y.num_rows(), y.num_vectors(),
+                      x.num_vectors());
+      TESSERA_REQUIRE(a.local_rows() == rows_ && structure_.matches(block.row_ptr, block.col_idx, a.col_map()),
+                      invalid_argument,
+                      "spmm: A's sparsity structure differs from the one the plan was made for; make a new plan "
+                      "(spmm(A, X) makes one per matrix)");
+    });
+    stats_scope scope(comm_, "spmm");
+    const auto k = static_cast<std::size_t>(x.num_vectors());  // k_ unless the plan serves any width
+    if (!anyone_fetches_) {
+      apply_local(block, x, y);
+      return;
+    }
+    auto& ws = *workspace_;
+    ws.reserve_halo(static_cast<std::size_t>(halo_rows_));
+    using window_matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename window_type::memory_space,
+                                       Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    // Stage this rank's X where the others can fetch it: whole (for requesters that read
+    // one run from me) and/or the rows each packing requester needs, one block per requester.
+    const window_type& staging = ws.staging[ws.next_staging];
+    if (anyone_fetches_) ws.next_staging ^= 1;
+    if (stage_x_) {
+      const window_matrix staged(staging.local().data(), x.local().extent(0), k);
+      Kokkos::deep_copy(staged, x.local());
+    }
+    if (!pack_rows_.empty() && k > 0) pack(x, window_matrix(staging.local().data() + packed_base_, pack_rows_.size(), k));
+    execution_space exec;
+    if (anyone_fetches_) {
+      fence_before_mpi(exec);
+      ws.context->barrier();
+    }
+
+    const Kokkos::View<T**, Kokkos::LayoutRight, memory_space> halo =
+        Kokkos::subview(ws.halo, std::make_pair(std::size_t{0}, static_cast<std::size_t>(halo_rows_)), Kokkos::ALL());
+    const auto landing = Kokkos::subview(ws.halo_landing,
+                                         std::make_pair(std::size_t{0}, static_cast<std::size_t>(halo_rows_)), Kokkos::ALL());
+    std::vector<request> pending;
+    pending.reserve(runs_.size());
+    for (const auto& r : runs_)
+      pending.push_back(ws.context->get_nb(staging.segment_handle(), r.owner, r.at,
+                                           std::span<T>(landing.data() + static_cast<std::size_t>(r.halo_at) * k,
+                                                        static_cast<std::size_t>(r.count) * k)));
+    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
+    if (options_.kernel == spmm_kernel::kokkos_kernels) {
+      wait_all(pending);
+      copy_from_mpi(halo, landing);
+      apply_kokkos_kernels(block, x_local, halo, y);
+      close(ws);
+      return;
+    }
+    const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
+    if (k > 0) multiply_rows(exec, interior_rows_, interior_state_, block, x_local, halo, y, streaming);
+    wait_all(pending);
+    copy_from_mpi(halo, landing);
+    if (k > 0) multiply_rows(exec, boundary_rows_, boundary_state_, block, x_local, halo, y, streaming);
+    exec.fence();
+    close(ws);
+  }
+
+  /// Rows of X this rank fetches per product, and the one-sided gets that fetch them.
+  [[nodiscard]] std::size_t halo_rows() const noexcept { return static_cast<std::size_t>(halo_rows_); }
+  [[nodiscard]] std::size_t gets_per_apply() const noexcept { return runs_.size(); }
+  /// Owners that pack this rank's rows into one block (fetched with one get each).
+  [[nodiscard]] std::size_t packed_owners() const noexcept { return packed_owners_; }
+  [[nodiscard]] global_index num_vectors() const noexcept { return k_; }
+  /// Whether the plan multiplies X of any width, not only num_vectors(): when no rank fetches rows
+  /// of X (one rank, a block-diagonal A, data-parallel SpDNN) nothing the plan holds depends on
+  /// the width, with tessera's kernel. SpDNN's batches shrink as images die: one plan per layer
+  /// serves every width (on a GPU, remaking a plan per layer and width cost more than the products).
+  [[nodiscard]] bool any_width() const noexcept { return !anyone_fetches_ && options_.kernel == spmm_kernel::tessera; }
+  /// The row split of X the plan was made for.
+  [[nodiscard]] const mapping_type& x_rows() const noexcept { return x_rows_; }
+  [[nodiscard]] const spmm_options& options() const noexcept { return options_; }
+  /// Whether this plan is the one for an X split by `x_rows` with `k` columns, under `options`.
+  [[nodiscard]] bool fits(const mapping_type& x_rows, global_index k, const spmm_options& options) const {
+    // X's mapping carries its width: another width is the same split when the rows are.
+    const bool same_split = k == k_ ? x_rows == x_rows_ : any_width() && same_rows(x_rows, x_rows_);
+    return same_split && options.kernel == options_.kernel &&
+           options.streaming_store_bytes == options_.streaming_store_bytes;
+  }
+
+ private:
+  // With a passive-target backend the double-buffered staging orders the next overwrite (see
+  // spmm_workspace); otherwise the staged X's owner must keep serving until every reader is done.
+  void close(detail::spmm_workspace<T, Policy>& ws) {
+    if constexpr (!is_passive_target<typename Policy::backend_type>)
+      if (anyone_fetches_) ws.context->barrier();
+  }
+
+  // The product when no rank fetches: every row reads this rank's X, no staging, no barrier.
+  void apply_local(const rows_block& block, const dense_type& x, dense_type& y) {
+    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
+    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> no_halo;
+    if (options_.kernel == spmm_kernel::kokkos_kernels) {
+      apply_kokkos_kernels(block, x_local, no_halo, y);
+      return;
+    }
+    execution_space exec;
+    const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
+    // Every row is interior: a boundary row reads a fetched row, and nobody fetches.
+    if (x.num_vectors() > 0) multiply_rows(exec, interior_rows_, interior_state_, block, x_local, no_halo, y, streaming);
+    exec.fence();
+  }
+
+  // One list of rows through the kernel of the plan's execution space.
+  void multiply_rows(const execution_space& exec, const Kokkos::View<const local_index*, memory_space>& rows,
+                     kernels::spmm_rows_state<T, memory_space>& state, const rows_block& block,
+                     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
+                     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y,
+                     bool streaming) const {
+    kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, rows, state, block.row_ptr, block.col_idx,
+                                                                   block.values, sources_, x_local, halo, y.local(),
+                                                                   streaming);
+  }
+
+  // X gathered in A's column-map order (LayoutLeft, as Kokkos-Kernels' multivector spmv wants), then spmv.
+  void apply_kokkos_kernels(const rows_block& b, const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
+                            const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y) {
+    const auto cols = static_cast<std::size_t>(sources_.row.extent(0));
+    const auto k = static_cast<std::size_t>(k_);
+    Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> gathered("tessera::spmm::gathered", cols, k);
+    Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> result("tessera::spmm::result", y.local().extent(0), k);
+    detail::gather_by_column<execution_space, T, memory_space>(sources_, x_local, halo, gathered);
+    const KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type> crs(
+        "tessera::spmm::A", b.rows, b.cols, b.nnz(), b.values, b.row_ptr, b.col_idx);
+    if (k > 0 && b.rows > 0) KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);
+    detail::copy_to_rows<execution_space, T, memory_space>(result, y.local());
+    execution_space().fence();
+  }
+
+  // Gather the rows requesters asked for into the current staging window, requester after requester.
+  template <class WindowMatrix>
+  void pack(const dense_type& x, const WindowMatrix& packed) const {
+    const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
+    const auto rows = pack_rows_view_;
+    // Host memory is packed by the host's threads (all of them, whatever the policy's space).
+    using packing_space = std::conditional_t<
+        Kokkos::SpaceAccessibility<Kokkos::DefaultHostExecutionSpace, memory_space>::accessible,
+        Kokkos::DefaultHostExecutionSpace, execution_space>;
+    kernels::gather_rows_to_host<packing_space>(x_local, rows, packed);
+  }
+
+  // Owner-side packing (collective). A requester that needs more than one run of
+  // an owner's rows sends it the rows (sorted); the owner packs them, at every
+  // product, into one block of its staging window, and the requester fetches
+  // the block with ONE get into its halo (owner-major, so the block lands
+  // contiguously). A requester that needs one run from an owner (a banded A)
+  // keeps reading that run straight from the owner's staged X: packing would
+  // only add a copy. Both sides know the choice from the request's header.
+  void plan_packing(std::size_t my_rows) {
+    const int p = comm_.size();
+    const auto k = static_cast<std::size_t>(k_);
+    // Per owner: its runs, and whether they are adjacent in runs_ (owner-major halo).
+    std::vector<std::size_t> first_run(static_cast<std::size_t>(p), runs_.size()), num_runs(static_cast<std::size_t>(p), 0);
+    std::vector<bool> contiguous(static_cast<std::size_t>(p), true);
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      const auto o = static_cast<std::size_t>(runs_[i].owner);
+      if (num_runs[o] == 0) first_run[o] = i;
+      else if (runs_[i - 1].owner != runs_[i].owner) contiguous[o] = false;
+      ++num_runs[o];
+    }
+    // An owner packs the rows a requester needs into one block when they form several runs, or one
+    // run of under half its rows: staging all of X for a thin halo (a banded A) would copy the
+    // whole X every product. Requesters of most of an owner's rows read its X staged whole instead
+    // (copied once for all of them).
+    auto requested = [&](std::size_t o) {
+      std::size_t n = 0;
+      for (std::size_t i = first_run[o]; i < first_run[o] + num_runs[o]; ++i) n += static_cast<std::size_t>(runs_[i].count);
+      return n;
+    };
+    auto packs = [&](std::size_t o) {
+      const auto owner_rows = static_cast<std::size_t>(x_rows_.extents(static_cast<int>(o)).rows);
+      return contiguous[o] && (num_runs[o] > 1 || 2 * requested(o) < owner_rows);
+    };
+    // Request: header (1 = pack, 0 = read my staged X directly), then the rows to pack.
+    bucket_builder<local_index> request(p);
+    for (std::size_t o = 0; o < static_cast<std::size_t>(p); ++o) {
+      if (num_runs[o] == 0) continue;
+      request.count(static_cast<int>(o), 1 + (packs(o) ? requested(o) : 0));
+    }
+    request.allocate();
+    for (std::size_t o = 0; o < static_cast<std::size_t>(p); ++o) {
+      if (num_runs[o] == 0) continue;
+      request.push(static_cast<int>(o), packs(o) ? 1 : 0);
+      if (!packs(o)) continue;
+      for (std::size_t i = first_run[o]; i < first_run[o] + num_runs[o]; ++i)
+        for (local_index r = 0; r < runs_[i].count; ++r) request.push(static_cast<int>(o), runs_[i].first_row + r);
+    }
+    const typename Policy::backend_type backend{};
+    const auto asked = exchange_records(backend, comm_, std::move(request).finish());
+    // Owner: X staged whole at 0 if anyone reads it directly, then one block per packing requester.
+    for (int r = 0; r < p; ++r) {
+      const auto b = asked.bucket(r);
+      if (!b.empty() && b[0] == 0) stage_x_ = true;
+    }
+    packed_base_ = stage_x_ ? my_rows * k : 0;
+    bucket_builder<std::uint64_t> reply(p);
+    for (int r = 0; r < p; ++r)
+      if (!asked.bucket(r).empty()) reply.count(r);
+    reply.allocate();
+    for (int r = 0; r < p; ++r) {
+      const auto b = asked.bucket(r);
+      if (b.empty()) continue;
+      if (b[0] == 0) {
+        reply.push(r, 0);
+        continue;
+      }
+      reply.push(r, static_cast<std::uint64_t>(packed_base_ + pack_rows_.size() * k));
+      pack_rows_.insert(pack_rows_.end(), b.begin() + 1, b.end());
+    }
+    const auto where = exchange_records(backend, comm_, std::move(reply).finish());
+    // Requester: one get per packing owner, at the offset it answered.
+    std::vector<run> merged;
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      run r = runs_[i];
+      const auto o = static_cast<std::size_t>(r.owner);
+      if (!packs(o)) {
+        r.at = static_cast<std::size_t>(r.first_row) * k;
+        merged.push_back(r);
+        continue;
+      }
+      if (i != first_run[o]) continue;
+      r.at = static_cast<std::size_t>(where.bucket(r.owner)[0]);
+      r.count = 0;
+      for (std::size_t j = first_run[o]; j < first_run[o] + num_runs[o]; ++j) r.count += runs_[j].count;
+      merged.push_back(r);
+      ++packed_owners_;
+    }
+    runs_ = std::move(merged);
+  }
+
+  struct run {
+    int owner;
+    local_index first_row;  ///< in the owner's part of X
+    local_index count;
+    local_index halo_at;
+    std::size_t at = 0;  ///< element offset in the owner's staging window
+  };
+
+  // A's block as CSR: in place for compressed rows, else converted (see as_compressed_rows).
+  static rows_block compressed_rows(const matrix_type& a) {
+    return as_compressed_rows<typename Policy::storage_type>(execution_space{}, a.local());
+  }
+
+  void inspect(const rows_block& block, const Kokkos::View<global_index*, memory_space>& a_col_map,
+               const mapping_type& x_rows) {
+    const int me = comm_.rank();
+    const auto col_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a_col_map);
+    const auto cols = static_cast<std::size_t>(col_map.extent(0));
+    column_sources_host local_flag("tessera::spmm::local", cols);
+    Kokkos::View<local_index*, Kokkos::HostSpace> source_row("tessera::spmm::row", cols);
+    struct remote_column {
+      int owner;
+      local_index row;  ///< on the owner
+      std::size_t column;
+    };
+    std::vector<remote_column> remote;
+    for (std::size_t c = 0; c < cols; ++c) {
+      const global_index g = col_map(c);
+      const int owner = x_rows.row_owner(g);
+      const auto row = static_cast<local_index>(x_rows.local_row(g));
+      local_flag(c) = owner == me ? 1 : 0;
+      source_row(c) = row;
+      if (owner != me) remote.push_back({owner, row, c});
+    }
+    // The halo is owner-major, each owner's rows ascending, so consecutive rows of an owner are one
+    // run (one get) whatever the mapping interleaves: a row-cyclic X has no two adjacent columns on
+    // one owner. Contiguous row ranges with A's ascending columns are in this order already.
+    const auto before = [](const remote_column& x, const remote_column& y) {
+      return x.owner < y.owner || (x.owner == y.owner && x.row < y.row);
+    };
+    if (!std::is_sorted(remote.begin(), remote.end(), before)) std::sort(remote.begin(), remote.end(), before);
+    local_index halo = 0;
+    for (const auto& r : remote) {
+      if (!runs_.empty() && runs_.back().owner == r.owner && runs_.back().first_row + runs_.back().count == r.row)
+        ++runs_.back().count;
+      else
+        runs_.push_back({r.owner, r.row, 1, halo, 0});
+      source_row(r.column) = halo++;
+    }
+    sources_.local = Kokkos::create_mirror_view_and_copy(memory_space{}, local_flag);
+    sources_.row = Kokkos::create_mirror_view_and_copy(memory_space{}, source_row);
+    halo_rows_ = halo;
+
+    // Rows that touch only local X are computed while the halo is in flight.
+    const auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, block.row_ptr);
+    const auto col_idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, block.col_idx);
+    std::vector<local_index> interior, boundary;
+    for (local_index r = 0; r < block.num_rows(); ++r) {
+      bool remote = false;
+      for (offset_type e = row_ptr(r); e < row_ptr(r + 1) && !remote; ++e) remote = local_flag(col_idx(e)) == 0;
+      (remote ? boundary : interior).push_back(r);
+    }
+    if constexpr (kernels::prefers_balanced_spmm<execution_space>) {
+      // Every column reads this rank's X: the device kernel reads each entry's row of X from one
+      // array (4 bytes per entry) instead of looking it up through the column's source.
+      if (remote.empty() && col_idx.extent(0) > 0) {
+        std::vector<local_index> x_row(col_idx.extent(0));
+        for (std::size_t e = 0; e < x_row.size(); ++e) x_row[e] = source_row(static_cast<std::size_t>(col_idx(e)));
+        interior_state_.x_row = to_view<local_index, memory_space>(x_row, "tessera::spmm::x_row");
+      }
+    }
+    interior_rows_ = to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
+    boundary_rows_ = to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
+    rows_ = block.num_rows();
+    structure_ = detail::structure_fingerprint<3>(block.row_ptr, block.col_idx, a_col_map);
+  }
+
+  using column_sources_host = Kokkos::View<std::uint8_t*, Kokkos::HostSpace>;
+
+  communicator comm_;
+  mapping_type x_rows_;
+  global_index k_;
+  spmm_options options_;
+  local_index rows_ = 0;
+  detail::structure_fingerprint<3> structure_;  ///< A's row pointers, columns and column map at inspection
+  std::vector<run> runs_;
+  kernels::column_sources<memory_space> sources_;
+  Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
+  // The kernel's per-row-list state on devices (schedule made on the first product): products are
+  // collective and never concurrent on one plan, so apply may keep it.
+  mutable kernels::spmm_rows_state<T, memory_space> interior_state_, boundary_state_;
+  local_index halo_rows_ = 0;
+  bool stage_x_ = false, anyone_fetches_ = false;
+  std::vector<local_index> pack_rows_;  ///< rows of my X that requesters fetch packed, requester-major
+  Kokkos::View<const local_index*, memory_space> pack_rows_view_;
+  std::size_t packed_base_ = 0;  ///< where the packed blocks start in my staging window
+  std::size_t packed_owners_ = 0;
+  std::shared_ptr<detail::spmm_workspace<T, Policy>> workspace_;
+};
+
+
+}  // namespace tessera
+
+#ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPMM_PLAN_HPP
+#undef TESSERA_IMPL_PUBLIC_INCLUDE
+#undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPMM_PLAN_HPP
+#endif

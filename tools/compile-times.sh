@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# What one translation unit of tessera costs to compile: for each source given (default: the
+# README's program, the SpDNN example, test_spmm), the compile command of a configured build is run
+# again alone, and one JSON line per translation unit goes to stdout and to OUT (default
+# bench/results/compile-times-<date>.jsonl): wall and CPU seconds, peak memory, preprocessed lines,
+# and g++'s -ftime-report phases (the template instantiation share among them).
+#
+#   tools/compile-times.sh [-b BUILD_DIR] [-o OUT] [source.cpp ...]
+#
+# Needs a configured build (cmake --preset dev or release: compile_commands.json). Run it on an
+# idle machine: the figures are of one core.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$root/build/dev"
+out="$root/bench/results/compile-times-$(date +%F).jsonl"
+while getopts "b:o:" opt; do
+  case $opt in
+    b) build="$(cd "$OPTARG" && pwd)" ;;
+    o) out="$OPTARG" ;;
+    *) echo "usage: $0 [-b BUILD_DIR] [-o OUT] [source.cpp ...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+sources=("$@")
+if [ ${#sources[@]} -eq 0 ]; then
+  sources=(tests/docs/readme_program.cpp examples/spdnn/main.cpp tests/mpi/test_spmm.cpp)
+fi
+[ -f "$build/compile_commands.json" ] || { echo "no $build/compile_commands.json: configure first" >&2; exit 2; }
+command -v /usr/bin/time >/dev/null || { echo "needs GNU time (apt-get install time)" >&2; exit 2; }
+mkdir -p "$(dirname "$out")"
+python3 - "$root" "$build" "$out" "${sources[@]}" <<'PY'
+import json, os, re, shlex, subprocess, sys, tempfile, time
+root, build, out, sources = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+commands = json.load(open(os.path.join(build, "compile_commands.json")))
+compiler_version = ""
+for source in sources:
+    path = os.path.realpath(os.path.join(root, source))
+    entry = next((c for c in commands if os.path.realpath(c["file"]) == path), None)
+    if entry is None:
+        print(f"compile-times: {source} is not in {build}/compile_commands.json (not a target of this build)", file=sys.stderr)
+        continue
+    args = shlex.split(entry["command"]) if "command" in entry else entry["arguments"]
+    if "-o" in args:
+        i = args.index("-o"); del args[i:i + 2]
+    if not compiler_version:
+        compiler_version = subprocess.run([args[0], "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        obj = os.path.join(tmp, "tu.o")
+        timing = os.path.join(tmp, "time.txt")
+        start = time.time()
+        run = subprocess.run(["/usr/bin/time", "-v", "-o", timing] + args + ["-ftime-report", "-o", obj],
+                             cwd=entry["directory"], capture_output=True, text=True)
+        wall = time.time() - start
+        if run.returncode != 0:
+            print(f"compile-times: {source} failed to compile:\n{run.stderr[-2000:]}", file=sys.stderr)
+            continue
+        t = open(timing).read()
+        user = float(re.search(r"User time \(seconds\): ([\d.]+)", t).group(1))
+        system = float(re.search(r"System time \(seconds\): ([\d.]+)", t).group(1))
+        rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t).group(1))
+        # g++ -ftime-report: "phase ... : usr ... wall ..." lines; keep the phases and the largest passes.
+        phases, passes = {}, []
+        for line in run.stderr.splitlines():
+            m = re.match(r"\s*(phase [a-z ]+?|[A-Za-z][^:]{2,40}?)\s*:\s*([\d.]+)\s*\(\s*\d+%\)\s*([\d.]+)", line)
+            if not m:
+                continue
+            name, usr = m.group(1).strip(), float(m.group(2))
+            if name.startswith("phase "):
+                phases[name[6:]] = usr
+            else:
+                passes.append((usr, name))
+        passes.sort(reverse=True)
+        pre = subprocess.run(args + ["-E", "-o", "-"], cwd=entry["directory"], capture_output=True, text=True)
+        lines = pre.stdout.count("\n")
+        tessera_lines = 0
+        current = ""
+        for line in pre.stdout.splitlines():
+            if line.startswith("# "):
+                parts = line.split('"')
+                current = parts[1] if len(parts) > 1 else current
+            elif "/include/tessera/" in current:
+                tessera_lines += 1
+    record = {"bench": "compile_time", "source": source, "compiler": compiler_version,
+              "build": os.path.basename(build.rstrip("/")), "wall_seconds": round(wall, 2),
+              "cpu_seconds": round(user + system, 2), "peak_rss_mb": round(rss_kb / 1024, 1),
+              "preprocessed_lines": lines, "tessera_lines": tessera_lines,
+              "phases_seconds": phases, "top_passes": [{"pass": n, "seconds": s} for s, n in passes[:6]],
+              "date": time.strftime("%Y-%m-%d")}
+    text = json.dumps(record)
+    print(text)
+    with open(out, "a") as f:
+        f.write(text + "\n")
+PY
