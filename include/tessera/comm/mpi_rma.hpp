@@ -31,6 +31,10 @@ namespace detail {
 struct rma_segment_state : segment_state {
   MPI_Win window = MPI_WIN_NULL;
   MPI_Datatype element_type = MPI_DATATYPE_NULL;
+  /// Operations started on this window since the last flush_all: only these windows are flushed
+  /// (one context serves every plan of a communicator: flushing all its windows would cost each
+  /// product one MPI_Win_flush_all per window that product never touched).
+  bool started = false;
   bool owns_element_type = false;
   std::vector<std::byte> owned;  ///< memory of an allocated segment on a one-rank communicator
   ~rma_segment_state() override {
@@ -170,6 +174,7 @@ class mpi_rma::context : public one_sided_api<mpi_rma::context> {
     auto req = std::make_unique<detail::mpi_request_state>();
     // The addend must outlive the operation: keep it in the request.
     auto addend = std::make_unique<std::int64_t>(value);
+    w.started = true;
     TESSERA_MPI(MPI_Rget_accumulate(addend.get(), 1, MPI_INT64_T, old, 1, MPI_INT64_T, rank,
                                     static_cast<MPI_Aint>(offset), 1, MPI_INT64_T, MPI_SUM, w.window, &req->handle));
     count(rank, sizeof(std::int64_t));
@@ -178,11 +183,14 @@ class mpi_rma::context : public one_sided_api<mpi_rma::context> {
 
   /// Complete every operation this rank started on `rank` (remote completion).
   void flush(int rank) {
-    for_each_window([&](MPI_Win w) { TESSERA_MPI(MPI_Win_flush(rank, w)); });
+    for_each_started_window([&](detail::rma_segment_state& w) { TESSERA_MPI(MPI_Win_flush(rank, w.window)); });
   }
   /// Complete every operation this rank started.
   void flush_all() {
-    for_each_window([](MPI_Win w) { TESSERA_MPI(MPI_Win_flush_all(w)); });
+    for_each_started_window([](detail::rma_segment_state& w) {
+      TESSERA_MPI(MPI_Win_flush_all(w.window));
+      w.started = false;
+    });
   }
   /// Collective: every operation any rank started is complete and visible everywhere.
   void barrier() {
@@ -211,6 +219,7 @@ class mpi_rma::context : public one_sided_api<mpi_rma::context> {
     detail::scoped_datatype origin(w.element_type, r, local_stride), target(w.element_type, r, r.stride);
     auto req = std::make_unique<detail::mpi_request_state>();
     const auto at = static_cast<MPI_Aint>(r.offset);
+    w.started = true;
     if (kind == detail::remote_kind::get)
       TESSERA_MPI(MPI_Rget(local, 1, origin.get(), rank, at, 1, target.get(), w.window, &req->handle));
     else if (kind == detail::remote_kind::put)
@@ -264,6 +273,13 @@ class mpi_rma::context : public one_sided_api<mpi_rma::context> {
     auto* w = dynamic_cast<const detail::rma_segment_state*>(&s);
     TESSERA_REQUIRE(w != nullptr, invalid_argument, "mpi_rma: segment {} was not made by an mpi_rma context", s.id);
     return const_cast<detail::rma_segment_state&>(*w);
+  }
+
+  template <class F>
+  void for_each_started_window(F&& f) {
+    std::erase_if(windows_, [](const auto& w) { return w.expired(); });
+    for (const auto& weak : windows_)
+      if (auto w = weak.lock(); w && w->window != MPI_WIN_NULL && w->started) f(*w);
   }
 
   template <class F>

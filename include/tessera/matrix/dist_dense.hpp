@@ -128,12 +128,13 @@ class dist_dense {
 
  private:
   dist_dense(const communicator& comm, mapping_type mapping) : comm_(comm), mapping_(std::move(mapping)) {
-    comm_.collectively([&] {
+    // One allreduce: the check below on every rank, and the shape (a width that differs on one
+    // rank would hang the product that uses this block).
+    detail::agree_checks_and_mapping(comm_, mapping_, "dist_dense", detail::mapping_detail::shape, [&] {
       TESSERA_REQUIRE(mapping_.num_ranks() == comm_.size(), dimension_mismatch,
                       "dist_dense: the mapping is for {} ranks but the communicator has {}", mapping_.num_ranks(),
                       comm_.size());
     });
-    detail::require_same_mapping_everywhere(comm_, mapping_, "dist_dense", detail::mapping_detail::shape);
     const local_extents ext = mapping_.extents(comm_.rank());
     local_ = view_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::dist_dense"),
                        static_cast<std::size_t>(ext.rows), static_cast<std::size_t>(ext.cols));

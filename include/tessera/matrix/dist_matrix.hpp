@@ -83,8 +83,8 @@ class dist_matrix {
   dist_matrix(communicator comm, mapping_type mapping, local_block_type local, col_map_type col_map)
     requires(!tiled)
       : comm_(std::move(comm)), mapping_(std::move(mapping)), local_(std::move(local)), col_map_(std::move(col_map)) {
-    comm_.collectively([&] { check_adopted(); });
-    detail::require_same_mapping_everywhere(comm_, mapping_, "dist_matrix");
+    detail::agree_checks_and_mapping(comm_, mapping_, "dist_matrix", detail::mapping_detail::split,
+                                     [&] { check_adopted(); });
     global_nnz_ = comm_.sum(primary_nnz());
   }
 
@@ -97,11 +97,13 @@ class dist_matrix {
         local_(std::move(local)),
         col_map_(std::move(col_map)),
         global_nnz_(global_nnz) {
-    comm_.collectively([&] { check_adopted(); });
-    detail::require_same_mapping_everywhere(comm_, mapping_, "dist_matrix");
+    detail::agree_checks_and_mapping(comm_, mapping_, "dist_matrix", detail::mapping_detail::split,
+                                     [&] { check_adopted(); });
     const auto counted = comm_.sum(primary_nnz());
-    TESSERA_REQUIRE(counted == global_nnz_, invalid_argument,
-                    "dist_matrix: global_nnz is {} but the ranks' blocks hold {} entries", global_nnz_, counted);
+    comm_.collectively([&] {  // each rank passed its own global_nnz: agreed, never thrown on some ranks only
+      TESSERA_REQUIRE(counted == global_nnz_, invalid_argument,
+                      "dist_matrix: global_nnz is {} but the ranks' blocks hold {} entries", global_nnz_, counted);
+    });
   }
 
   /// Adopt a block that tessera's own operations assembled (not checked again; the global

@@ -273,7 +273,7 @@ bsgemm_plan<T, PolicyA, PolicyB>& bsgemm_plan_for(const dist_matrix<T, PolicyA>&
   using plan_type = bsgemm_plan<T, PolicyA, PolicyB>;
   return kept_plan<plan_type>(
       a.comm(), a.plan_cache(), [&](const plan_type& plan) { return plan.fits(a, b, options, c_shape); },
-      [&] { return std::make_shared<plan_type>(a, b, options, c_shape); });
+      [&] { return std::make_shared<plan_type>(a, b, options, c_shape); }, plans_kept_holding_operands);
 }
 
 /// C = alpha * A * B + beta * C (collective), through the plan kept with A (bsgemm_plan_for).

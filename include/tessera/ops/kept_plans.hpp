@@ -30,18 +30,33 @@ namespace tessera {
 
 /// Plans of one kind kept per matrix (and its copies) before the least recently used goes.
 inline constexpr std::size_t plans_kept_per_kind = 4;
+/// The same for plans that hold a staged copy of their operands (bsgemm, SUMMA): one, so a kept
+/// plan costs at most one copy of A (and B) beside the matrices themselves.
+inline constexpr std::size_t plans_kept_holding_operands = 1;
 
 /// The kept Plan for which `fits(plan)` holds on every rank, or a new one made by `make()` (which
 /// returns a std::shared_ptr<Plan>, collectively) and kept. Collective: one allreduce when plans are kept.
 ///
-/// @param fits  this rank's answer (not collective, must not throw)
+/// The reference stays valid while the matrix (or a copy) lives and until `keep` other plans of
+/// the kind are made on it.
+///
+/// @param fits  this rank's answer (not collective; a fits that throws counts as "does not fit",
+///              so the rank asks for a new plan, whose errors are agreed)
 /// @param make  builds the plan when none fits everywhere (collective)
+/// @param keep  plans of this kind kept at most (1 for plans that hold copies of their operands)
 template <class Plan, class Fits, class Make>
-Plan& kept_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&& make) {
+Plan& kept_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&& make,
+                std::size_t keep = plans_kept_per_kind) {
   auto& kept = cache.template entries<std::shared_ptr<Plan>>();
   if (!kept.empty()) {
     std::vector<int> fit(kept.size());
-    for (std::size_t i = 0; i < kept.size(); ++i) fit[i] = fits(static_cast<const Plan&>(*kept[i])) ? 1 : 0;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      try {
+        fit[i] = fits(static_cast<const Plan&>(*kept[i])) ? 1 : 0;
+      } catch (...) {
+        fit[i] = 0;
+      }
+    }
     comm.allreduce_inplace(fit, MPI_MIN);
     for (std::size_t i = 0; i < kept.size(); ++i)
       if (fit[i] != 0) {
@@ -51,8 +66,10 @@ Plan& kept_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&
         return *kept.back();
       }
   }
+  // The evicted go before the new one is made: a plan that holds copies of its operands (bsgemm's,
+  // SUMMA's staging windows) never has two alive for one kept.
+  while (!kept.empty() && kept.size() >= std::max<std::size_t>(keep, 1)) kept.erase(kept.begin());
   std::shared_ptr<Plan> made = make();
-  if (kept.size() >= plans_kept_per_kind) kept.erase(kept.begin());
   kept.push_back(std::move(made));
   return *kept.back();
 }

@@ -286,7 +286,7 @@ summa_plan<T, PolicyA, PolicyB>& summa_plan_for(const dist_matrix<T, PolicyA>& a
   using plan_type = summa_plan<T, PolicyA, PolicyB>;
   return kept_plan<plan_type>(
       a.comm(), a.plan_cache(), [&](const plan_type& plan) { return plan.fits(a, b, c_shape); },
-      [&] { return std::make_shared<plan_type>(a, b, c_shape); });
+      [&] { return std::make_shared<plan_type>(a, b, c_shape); }, plans_kept_holding_operands);
 }
 
 /// C = alpha * A * B by SUMMA (collective); C follows A's rows and B's columns.

@@ -33,6 +33,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 namespace tessera {
@@ -75,7 +76,8 @@ class transpose_plan {
         return a.mapping().transposed();
     }));
     const auto mine = local_coordinates(a);
-    fingerprint_ = detail::structure_fingerprint<3>(mine.rows, mine.cols, a.col_map());
+    fingerprint_ = std::apply([](const auto&... arrays) { return detail::structure_fingerprint<3>(arrays...); },
+                              structure_arrays(a));
 
     // Where each entry goes: its owner under the target (every replica of a replicated one).
     const auto row_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, mine.rows);
@@ -142,7 +144,7 @@ class transpose_plan {
     const auto& comm = a.comm();
     const auto mine = local_coordinates(a);
     comm.collectively([&] {
-      TESSERA_REQUIRE(a.mapping() == mapping_ && fingerprint_.matches(mine.rows, mine.cols, a.col_map()),
+      TESSERA_REQUIRE(fits(a),
                       invalid_argument,
                       "transpose_plan: A's structure or distribution is not what the plan was made for; make a new "
                       "plan");
@@ -160,7 +162,9 @@ class transpose_plan {
     Kokkos::deep_copy(result_values, host);
     auto block = shape_->local();
     block.values = result_values;
-    dist_matrix<T, rows_policy> t(comm, *target_, block, shape_->col_map(), shape_->global_nnz());
+    // A^T's structure is the plan's: the result shares it, and the plans kept with it (an spmm by
+    // A^T in the same iteration reuses its plan).
+    dist_matrix<T, rows_policy> t(detail::assembled_block, *shape_, block);
     if constexpr (std::same_as<storage, csr>)
       return t;
     else
@@ -171,8 +175,7 @@ class transpose_plan {
   /// rank's answer; apply and transpose_plan_for agree over the ranks). O(nnz) hash of the structure.
   [[nodiscard]] bool fits(const dist_matrix<T, Policy>& a) const {
     if (!(a.mapping() == mapping_)) return false;
-    const auto mine = local_coordinates(a);
-    return fingerprint_.matches(mine.rows, mine.cols, a.col_map());
+    return std::apply([&](const auto&... arrays) { return fingerprint_.matches(arrays...); }, structure_arrays(a));
   }
 
   /// Values this rank sends per apply to other ranks (each once; to every replica of a
@@ -185,6 +188,23 @@ class transpose_plan {
     Kokkos::View<T*, memory_space> values;
   };
   // A's local entries in its storage's COO order (the order values are sent in).
+  // A's structure in the arrays its storage keeps (a matrix on the same arrays, such as scale(A) or
+  // A with new values, is recognised without reading them), or as coordinates for a user's storage.
+  static auto structure_arrays(const dist_matrix<T, Policy>& a) {
+    using block = typename dist_matrix<T, Policy>::local_block_type;
+    const auto& b = a.local();
+    if constexpr (compressed_row_block<block>) {
+      return std::tuple{b.row_ptr, b.col_idx, a.col_map()};
+    } else if constexpr (compressed_column_block<block>) {
+      return std::tuple{b.col_ptr, b.row_idx, a.col_map()};
+    } else if constexpr (coordinate_block<block>) {
+      return std::tuple{b.row_idx, b.col_idx, a.col_map()};
+    } else {
+      const auto mine = local_coordinates(a);
+      return std::tuple{mine.rows, mine.cols, a.col_map()};
+    }
+  }
+
   static coordinates local_coordinates(const dist_matrix<T, Policy>& a) {
     const execution_space space{};
     const auto coo = storage::to_coo(space, a.local());

@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <exception>
 #include <vector>
 
 namespace tessera::detail {
@@ -51,6 +52,29 @@ template <class Mapping>
     }
   }
   return h;
+}
+
+/// Runs `local_checks` on this rank and agrees, in one allreduce, both on their outcome (a failure
+/// on any rank is raised on every rank, as communicator::collectively does) and on `mapping` being
+/// the same everywhere (as far as `detail` compares): what a constructor made on every call (a
+/// dense block) pays, instead of one agreement for each.
+template <class Mapping, class Checks>
+void agree_checks_and_mapping(const communicator& comm, const Mapping& mapping, const char* what,
+                              mapping_detail detail, Checks&& local_checks) {
+  std::exception_ptr failure;
+  try {
+    local_checks();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const std::uint64_t mine = failure ? 0 : mapping_summary(mapping, detail);
+  std::vector<std::uint64_t> bounds{failure ? 0u : 1u, mine, ~mine};
+  comm.allreduce_inplace(bounds, MPI_MIN);
+  if (bounds[0] == 0) comm.agree(failure);  // someone failed: its message, on every rank
+  TESSERA_REQUIRE(bounds[1] == ~bounds[2], dimension_mismatch,
+                  "{}: the ranks hold different distributions ({} x {} on rank {}): every rank must pass the same "
+                  "mapping (the same shape, width and split)",
+                  what, mapping.global_rows(), mapping.global_cols(), comm.rank());
 }
 
 /// Throws dimension_mismatch on every rank unless `mapping` is the same on every rank of `comm`
