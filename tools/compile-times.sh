@@ -3,7 +3,8 @@
 # README's program, the SpDNN example, test_spmm), the compile command of a configured build is run
 # again alone, and one JSON line per translation unit goes to stdout and to OUT (default
 # bench/results/compile-times-<date>.jsonl): wall and CPU seconds, peak memory, preprocessed lines,
-# and g++'s -ftime-report phases (the template instantiation share among them).
+# and g++'s -ftime-report phases (the template instantiation share among them). A source given as
+# FILE#MACRO picks the compile command of FILE that defines MACRO (one file, several targets).
 #
 #   tools/compile-times.sh [-b BUILD_DIR] [-o OUT] [source.cpp ...]
 #
@@ -23,7 +24,8 @@ done
 shift $((OPTIND - 1))
 sources=("$@")
 if [ ${#sources[@]} -eq 0 ]; then
-  sources=(tests/docs/readme_program.cpp examples/spdnn/main.cpp tests/mpi/test_spmm.cpp)
+  # The README's program is reference_snippets.cpp compiled with TESSERA_DOCS_README_PROGRAM.
+  sources=("tests/docs/reference_snippets.cpp#TESSERA_DOCS_README_PROGRAM" examples/spdnn/main.cpp tests/mpi/test_spmm.cpp)
 fi
 [ -f "$build/compile_commands.json" ] || { echo "no $build/compile_commands.json: configure first" >&2; exit 2; }
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (apt-get install time)" >&2; exit 2; }
@@ -34,8 +36,12 @@ root, build, out, sources = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 commands = json.load(open(os.path.join(build, "compile_commands.json")))
 compiler_version = ""
 for source in sources:
-    path = os.path.realpath(os.path.join(root, source))
-    entry = next((c for c in commands if os.path.realpath(c["file"]) == path), None)
+    file_name, _, macro = source.partition("#")
+    path = os.path.realpath(os.path.join(root, file_name))
+    def command_of(c):
+        return c["command"] if "command" in c else " ".join(c["arguments"])
+    entry = next((c for c in commands if os.path.realpath(c["file"]) == path
+                  and (("-D" + macro) in command_of(c) if macro else "-DTESSERA_DOCS_README_PROGRAM" not in command_of(c))), None)
     if entry is None:
         print(f"compile-times: {source} is not in {build}/compile_commands.json (not a target of this build)", file=sys.stderr)
         continue

@@ -34,8 +34,17 @@ inline constexpr std::size_t plans_kept_per_kind = 4;
 /// plan costs at most one copy of A (and B) beside the matrices themselves.
 inline constexpr std::size_t plans_kept_holding_operands = 1;
 
+/// A plan found or made by find_or_make_plan, and whether it was kept (found) or made now.
+template <class Plan>
+struct found_plan {
+  Plan& plan;
+  bool kept;
+};
+
 /// The kept Plan for which `fits(plan)` holds on every rank, or a new one made by `make()` (which
-/// returns a std::shared_ptr<Plan>, collectively) and kept. Collective: one allreduce when plans are kept.
+/// returns a std::shared_ptr<Plan>, collectively) and kept. Collective: one allreduce when plans
+/// are kept. An operation whose `fits` also runs its apply's checks may apply a kept plan without
+/// agreeing on them again (`kept` is then true on every rank).
 ///
 /// The reference stays valid while the matrix (or a copy) lives and until `keep` other plans of
 /// the kind are made on it.
@@ -45,8 +54,8 @@ inline constexpr std::size_t plans_kept_holding_operands = 1;
 /// @param make  builds the plan when none fits everywhere (collective)
 /// @param keep  plans of this kind kept at most (1 for plans that hold copies of their operands)
 template <class Plan, class Fits, class Make>
-Plan& kept_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&& make,
-                std::size_t keep = plans_kept_per_kind) {
+found_plan<Plan> find_or_make_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&& make,
+                                   std::size_t keep = plans_kept_per_kind) {
   auto& kept = cache.template entries<std::shared_ptr<Plan>>();
   if (!kept.empty()) {
     std::vector<int> fit(kept.size());
@@ -63,7 +72,7 @@ Plan& kept_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&
         // Most recently used last: the front is what goes when the list is full.
         std::rotate(kept.begin() + static_cast<std::ptrdiff_t>(i), kept.begin() + static_cast<std::ptrdiff_t>(i) + 1,
                     kept.end());
-        return *kept.back();
+        return {*kept.back(), true};
       }
   }
   // The evicted go before the new one is made: a plan that holds copies of its operands (bsgemm's,
@@ -71,7 +80,14 @@ Plan& kept_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&
   while (!kept.empty() && kept.size() >= std::max<std::size_t>(keep, 1)) kept.erase(kept.begin());
   std::shared_ptr<Plan> made = make();
   kept.push_back(std::move(made));
-  return *kept.back();
+  return {*kept.back(), false};
+}
+
+/// find_or_make_plan's plan (the operations that agree on their own checks in apply).
+template <class Plan, class Fits, class Make>
+Plan& kept_plan(const communicator& comm, typed_cache& cache, Fits&& fits, Make&& make,
+                std::size_t keep = plans_kept_per_kind) {
+  return find_or_make_plan<Plan>(comm, cache, std::forward<Fits>(fits), std::forward<Make>(make), keep).plan;
 }
 
 }  // namespace tessera

@@ -36,19 +36,46 @@ spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_
       });
 }
 
+namespace detail {
+
+/// Y = A * X through the plan kept with A. The lookup's one allreduce also agrees on apply's
+/// checks (the kept plan must accept A, X and Y on every rank), so a product through a kept plan
+/// costs one agreement, as it did when plans were looked up rank by rank.
+template <matrix_value T, matrix_policy Policy>
+void multiply_through_kept_plan(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x,
+                                dist_dense<T, Policy>& y, const spmm_options& options) {
+  using plan_type = spmm_plan<T, Policy>;
+  const auto block = plan_type::compressed_rows(a);
+  auto found = find_or_make_plan<plan_type>(
+      a.comm(), a.plan_cache(),
+      [&](const plan_type& plan) {
+        return plan.fits(x.mapping(), x.num_vectors(), options) && plan.accepts(block, a, x, y);
+      },
+      [&] {
+        a.comm().collectively([&] { detail::require_same_ranks("spmm", a.comm(), x.comm(), "X"); });
+        return std::make_shared<plan_type>(a, x.mapping(), x.num_vectors(), options);
+      });
+  if (found.kept)
+    found.plan.apply_checked(block, x, y);
+  else
+    found.plan.apply(a, x, y);
+}
+
+}  // namespace detail
+
 /// Y = A * X, Y split like A's rows (collective). The first call with a given
 /// split and width of X inspects A; later calls reuse that plan.
 template <matrix_value T, matrix_policy Policy>
 dist_dense<T, Policy> spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, spmm_options options = {}) {
   dist_dense<T, Policy> y(a.comm(), a.mapping(), x.num_vectors());
-  spmm_plan_for(a, x, options).apply(a, x, y);
+  detail::multiply_through_kept_plan(a, x, y, options);
   return y;
 }
 
 /// Y = A * X into an existing Y (collective); no allocation after the first call.
 template <matrix_value T, matrix_policy Policy>
 void spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, dist_dense<T, Policy>& y) {
-  spmm_plan_for(a, x).apply(a, x, y);
+  detail::multiply_through_kept_plan(a, x, y, spmm_options{});
 }
 
 /// Y = A * X for an A distributed otherwise than X: a grid (block_cyclic_2d, replicated_columns),

@@ -153,7 +153,43 @@ class spmm_plan {
   /// change); X and Y must live on the plan's ranks, and Y must not share memory with X or A.
   void apply(const matrix_type& a, const dense_type& x, dense_type& y) {
     const rows_block block = compressed_rows(a);
-    comm_.collectively([&] {
+    comm_.collectively([&] { check(block, a, x, y); });
+    apply_checked(block, x, y);
+  }
+
+  /// A's block as CSR: in place for compressed rows, else converted (see as_compressed_rows).
+  [[nodiscard]] static rows_block compressed_rows(const matrix_type& a) {
+    return as_compressed_rows<typename Policy::storage_type>(execution_space{}, a.local());
+  }
+
+  /// Whether apply would pass its checks on this rank for A (as `block`, its compressed rows),
+  /// X and Y (not collective: spmm() agrees over the ranks in the kept-plan lookup, so a product
+  /// through a kept plan is agreed once, not twice).
+  [[nodiscard]] bool accepts(const rows_block& block, const matrix_type& a, const dense_type& x,
+                             const dense_type& y) const noexcept {
+    try {
+      check(block, a, x, y);
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+
+  /// Y = A * X for operands every rank has checked (accepts, agreed): apply without its agreement.
+  void apply_checked(const rows_block& block, const dense_type& x, dense_type& y) {
+    stats_scope scope(comm_, "spmm");
+    const auto k = static_cast<std::size_t>(x.num_vectors());  // k_ unless the plan serves any width
+    if (!anyone_fetches_) {
+      apply_local(block, x, y);
+      return;
+    }
+    apply_fetching(block, x, y, k);
+  }
+
+ private:
+  // The checks of apply on this rank (throws; apply agrees on them).
+  void check(const rows_block& block, const matrix_type& a, const dense_type& x, const dense_type& y) const {
+    {
       detail::require_same_ranks("spmm", comm_, a.comm(), "A");
       detail::require_same_ranks("spmm", comm_, x.comm(), "X");
       detail::require_same_ranks("spmm", comm_, y.comm(), "Y");
@@ -169,13 +205,10 @@ class spmm_plan {
                       invalid_argument,
                       "spmm: A's sparsity structure differs from the one the plan was made for; make a new plan "
                       "(spmm(A, X) makes one per matrix)");
-    });
-    stats_scope scope(comm_, "spmm");
-    const auto k = static_cast<std::size_t>(x.num_vectors());  // k_ unless the plan serves any width
-    if (!anyone_fetches_) {
-      apply_local(block, x, y);
-      return;
     }
+  }
+
+  void apply_fetching(const rows_block& block, const dense_type& x, dense_type& y, std::size_t k) {
     auto& ws = *workspace_;
     ws.reserve_halo(static_cast<std::size_t>(halo_rows_));
     using window_matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename window_type::memory_space,
@@ -222,6 +255,7 @@ class spmm_plan {
     close(ws);
   }
 
+ public:
   /// Rows of X this rank fetches per product, and the one-sided gets that fetch them.
   [[nodiscard]] std::size_t halo_rows() const noexcept { return static_cast<std::size_t>(halo_rows_); }
   [[nodiscard]] std::size_t gets_per_apply() const noexcept { return runs_.size(); }
@@ -402,11 +436,6 @@ class spmm_plan {
     std::size_t at = 0;  ///< element offset in the owner's staging window
   };
 
-  // A's block as CSR: in place for compressed rows, else converted (see as_compressed_rows).
-  static rows_block compressed_rows(const matrix_type& a) {
-    return as_compressed_rows<typename Policy::storage_type>(execution_space{}, a.local());
-  }
-
   void inspect(const rows_block& block, const Kokkos::View<global_index*, memory_space>& a_col_map,
                const mapping_type& x_rows) {
     const int me = comm_.rank();
@@ -478,7 +507,7 @@ class spmm_plan {
   global_index k_;
   spmm_options options_;
   local_index rows_ = 0;
-  detail::structure_fingerprint<3> structure_;  ///< A's row pointers, columns and column map at inspection
+  mutable detail::structure_fingerprint<3> structure_;  ///< A's row pointers, columns and column map at inspection
   std::vector<run> runs_;
   kernels::column_sources<memory_space> sources_;
   Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
