@@ -24,8 +24,7 @@ done
 shift $((OPTIND - 1))
 sources=("$@")
 if [ ${#sources[@]} -eq 0 ]; then
-  # The README's program is reference_snippets.cpp compiled with TESSERA_DOCS_README_PROGRAM.
-  sources=("tests/docs/reference_snippets.cpp#TESSERA_DOCS_README_PROGRAM" examples/spdnn/main.cpp tests/mpi/test_spmm.cpp)
+  sources=(tests/docs/readme_program.cpp examples/spdnn/main.cpp tests/mpi/test_spmm.cpp)
 fi
 [ -f "$build/compile_commands.json" ] || { echo "no $build/compile_commands.json: configure first" >&2; exit 2; }
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (apt-get install time)" >&2; exit 2; }

@@ -1,29 +1,12 @@
-// The reference pages' code, compiled and run: every ```cpp block of README.md, docs/design.md,
+// The reference pages' code, compiled and run: every ```cpp block of docs/design.md,
 // docs/matrices.md, docs/operations.md, docs/errors.md, docs/communication.md, docs/block_sparse.md
 // and the reference sections of docs/custom-policies.md is cut from this file (or from the examples
 // and tests the suite already builds), line for line; the test_docs_snippets_* tests fail if a
 // page and its source drift apart. Each snippet is followed by checks of what the page says it does.
 //
-// Built twice: as a doctest MPI program (test_docs_reference_snippets, 1-4 ranks, each rank count
-// in its own working directory, where the Matrix Market snippets write their files), and with
-// TESSERA_DOCS_README_PROGRAM as README.md's "Ten lines" program (test_docs_readme_program, which
-// reads the A.mtx the 1-rank run wrote). Public API only.
-
-#ifdef TESSERA_DOCS_README_PROGRAM
-
-// README.md, "Ten lines": the whole program.
-#include <tessera/tessera.hpp>
-int main(int argc, char** argv) {
-  tessera::environment env(argc, argv);                          // MPI + Kokkos, finalised in order
-  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
-  auto A = tessera::read_matrix_market<double, P>(env.world(), "A.mtx");   // parallel read
-  auto B = tessera::convert<tessera::csc>(A);                   // same matrix, other storage
-  auto C = tessera::spgemm(A, A);                               // fetches only the rows of A it needs
-  auto At = tessera::transpose(A);
-  fmt::print("{} nonzeros; traffic: {}\n", A.global_nnz(), env.world().stats());
-}
-
-#else
+// A doctest MPI program (test_docs_reference_snippets, 1-4 ranks, each rank count in its own
+// working directory, where the Matrix Market snippets write their files; README.md's program is
+// readme_program.cpp). Public API only.
 
 #include "test_support.hpp"
 
@@ -776,5 +759,3 @@ TEST_CASE("custom-policies.md: a mapping with a table and no default constructor
   CHECK(tessera::compare(tessera::add(A, A), tessera::scale(reference, 2.0)));
   CHECK(tessera::compare(tessera::redistribute<R>(A), reference));
 }
-
-#endif

@@ -231,18 +231,6 @@ void set_on_host(const View& view, std::size_t at, typename View::non_const_valu
   Kokkos::deep_copy(view, host);
 }
 
-// Tridiagonal n x n: every rank with rows has entries, and the first column map entry of a rank
-// whose first row is i is i - 1 (or 0).
-template <class Policy>
-dist_matrix<double, Policy> tridiagonal(const communicator& comm, global_index n) {
-  triplets<double> t;
-  const row_block::mapping rows(comm.size(), n, n);
-  for (global_index i = rows.row_begin(comm.rank()); i < rows.row_end(comm.rank()); ++i)
-    for (global_index j = std::max<global_index>(0, i - 1); j <= std::min(n - 1, i + 1); ++j)
-      t.push_back(i, j, static_cast<double>(1 + i + j));
-  return build_from_triplets<double, Policy>(comm, n, n, t);
-}
-
 }  // namespace
 
 TEST_CASE_TEMPLATE("an adopted block with an index outside the matrix is refused on every rank", Policy,
@@ -250,7 +238,7 @@ TEST_CASE_TEMPLATE("an adopted block with an index outside the matrix is refused
   const auto& comm = test::world();
   const int last = comm.size() - 1;
   const global_index n = 4 * comm.size() + 1;
-  const auto a = tridiagonal<Policy>(comm, n);
+  const auto a = test::tridiagonal<Policy>(comm, n);
   using matrix = dist_matrix<double, Policy>;
   // Untouched copies are adopted, and are the same matrix.
   {
@@ -307,7 +295,7 @@ TEST_CASE("operands whose shape or split differs on one rank are refused on ever
   const auto& comm = test::world();
   const int last = comm.size() - 1;
   const global_index n = 3 * comm.size() + 2;
-  const auto a = tridiagonal<P>(comm, n);
+  const auto a = test::tridiagonal<P>(comm, n);
   // A kept SpMM plan of width 3; then an X that is 2 wide on the last rank only.
   dist_dense<double, P> x3(comm, n, 3);
   x3.fill([](global_index i, global_index j) { return static_cast<double>(i + j); });

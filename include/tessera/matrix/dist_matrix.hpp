@@ -19,6 +19,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <climits>
@@ -83,27 +84,15 @@ class dist_matrix {
   dist_matrix(communicator comm, mapping_type mapping, local_block_type local, col_map_type col_map)
     requires(!tiled)
       : comm_(std::move(comm)), mapping_(std::move(mapping)), local_(std::move(local)), col_map_(std::move(col_map)) {
-    detail::agree_checks_and_mapping(comm_, mapping_, "dist_matrix", detail::mapping_detail::split,
-                                     [&] { check_adopted(); });
-    global_nnz_ = comm_.sum(primary_nnz());
+    adopt(std::nullopt);
   }
 
   /// Adopt a local block whose global nonzero count is already known (collective: checks the
   /// block as the constructor above does, and that `global_nnz` is the sum of the ranks' entries).
   dist_matrix(communicator comm, mapping_type mapping, local_block_type local, col_map_type col_map, offset_type global_nnz)
     requires(!tiled)
-      : comm_(std::move(comm)),
-        mapping_(std::move(mapping)),
-        local_(std::move(local)),
-        col_map_(std::move(col_map)),
-        global_nnz_(global_nnz) {
-    detail::agree_checks_and_mapping(comm_, mapping_, "dist_matrix", detail::mapping_detail::split,
-                                     [&] { check_adopted(); });
-    const auto counted = comm_.sum(primary_nnz());
-    comm_.collectively([&] {  // each rank passed its own global_nnz: agreed, never thrown on some ranks only
-      TESSERA_REQUIRE(counted == global_nnz_, invalid_argument,
-                      "dist_matrix: global_nnz is {} but the ranks' blocks hold {} entries", global_nnz_, counted);
-    });
+      : comm_(std::move(comm)), mapping_(std::move(mapping)), local_(std::move(local)), col_map_(std::move(col_map)) {
+    adopt(global_nnz);
   }
 
   /// Adopt a block that tessera's own operations assembled (not checked again; the global
@@ -245,6 +234,19 @@ class dist_matrix {
     } else {
       return local_.nnz();
     }
+  }
+
+  // The adopting constructors: the block checked and the mapping compared (one agreement), then
+  // the global count summed and, when the caller gave one, compared with it on every rank.
+  void adopt(std::optional<offset_type> given) {
+    detail::agree_checks_and_mapping(comm_, mapping_, "dist_matrix", detail::mapping_detail::split,
+                                     [&] { check_adopted(); });
+    global_nnz_ = comm_.sum(primary_nnz());
+    if (given)
+      comm_.collectively([&] {  // each rank passed its own count: agreed, never thrown on some ranks only
+        TESSERA_REQUIRE(*given == global_nnz_, invalid_argument,
+                        "dist_matrix: global_nnz is {} but the ranks' blocks hold {} entries", *given, global_nnz_);
+      });
   }
 
   void check_adopted() const {

@@ -7,7 +7,6 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_GATHER_HPP
 #endif
 
-#include "../core/runtime_lifetime.hpp"
 #include "../comm/communicator.hpp"
 #include "dist_matrix.hpp"
 #include "host_csr.hpp"
@@ -22,7 +21,6 @@ namespace tessera {
 namespace detail {
 template <class T, class Policy>
 std::optional<host_csr<T>> gather(const dist_matrix<T, Policy>& a, int root, bool to_all) {
-  detail::require_runtimes_alive();  // kept past the environment: an error, not an abort
   const auto& comm = a.comm();
   const auto mine = comm.collectively([&] { return local_triplets(a); });
   triplets<T> all;

@@ -50,7 +50,9 @@ template <matrix_policy Target, class T, class Policy>
                 "(matrix/convert_tiles.hpp)");
   const communicator& comm = a.comm();
   const stats_scope scope(comm, "redistribute");
-  comm.collectively([&] {
+  // The target checked and compared over the ranks in one agreement (a split that differs on one
+  // rank would send entries where nobody expects them).
+  detail::agree_checks_and_mapping(comm, target, "redistribute: the target mapping", detail::mapping_detail::split, [&] {
     TESSERA_REQUIRE(target.global_rows() == a.num_rows() && target.global_cols() == a.num_cols(), dimension_mismatch,
                     "redistribute: the target mapping is {} x {} but the matrix is {} x {}", target.global_rows(),
                     target.global_cols(), a.num_rows(), a.num_cols());
@@ -58,7 +60,6 @@ template <matrix_policy Target, class T, class Policy>
                     "redistribute: the target mapping is for {} ranks but the communicator has {}", target.num_ranks(),
                     comm.size());
   });
-  detail::require_same_mapping_everywhere(comm, target, "redistribute: the target mapping");
   const auto mine = comm.collectively([&] { return local_triplets(a); });
   const typename Policy::backend_type backend{};
   const auto owned = detail::route_to_owners<T>(comm, backend, target, std::span<const global_index>(mine.rows),

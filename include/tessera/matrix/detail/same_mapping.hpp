@@ -77,18 +77,4 @@ void agree_checks_and_mapping(const communicator& comm, const Mapping& mapping, 
                   what, mapping.global_rows(), mapping.global_cols(), comm.rank());
 }
 
-/// Throws dimension_mismatch on every rank unless `mapping` is the same on every rank of `comm`
-/// (collective: one allreduce), as far as `detail` compares. `what` names the operand in the message.
-template <class Mapping>
-void require_same_mapping_everywhere(const communicator& comm, const Mapping& mapping, const char* what,
-                                     mapping_detail detail = mapping_detail::split) {
-  const std::uint64_t mine = mapping_summary(mapping, detail);
-  std::vector<std::uint64_t> bounds{mine, ~mine};  // min of both: the smallest and the largest summary
-  comm.allreduce_inplace(bounds, MPI_MIN);
-  TESSERA_REQUIRE(bounds[0] == ~bounds[1], dimension_mismatch,
-                  "{}: the ranks hold different distributions ({} x {} on rank {}): every rank must pass the same "
-                  "mapping (the same shape, width and split)",
-                  what, mapping.global_rows(), mapping.global_cols(), comm.rank());
-}
-
 }  // namespace tessera::detail

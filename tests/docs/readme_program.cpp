@@ -1,0 +1,13 @@
+// README.md's "Ten lines" program, whole and line for line (test_docs_snippets_readme checks the
+// page against this file); test_docs_readme_program runs it on the A.mtx that
+// test_docs_reference_snippets wrote.
+#include <tessera/tessera.hpp>
+int main(int argc, char** argv) {
+  tessera::environment env(argc, argv);                          // MPI + Kokkos, finalised in order
+  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
+  auto A = tessera::read_matrix_market<double, P>(env.world(), "A.mtx");   // parallel read
+  auto B = tessera::convert<tessera::csc>(A);                   // same matrix, other storage
+  auto C = tessera::spgemm(A, A);                               // fetches only the rows of A it needs
+  auto At = tessera::transpose(A);
+  fmt::print("{} nonzeros; traffic: {}\n", A.global_nnz(), env.world().stats());
+}
