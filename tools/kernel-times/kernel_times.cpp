@@ -10,6 +10,9 @@
 // Kokkos' initialisation and finalisation not spent in kernels, copies or fences: host code, MPI
 // and allocation. It talks to Kokkos through the C interface only (no Kokkos headers), so one
 // build serves Kokkos 3.4 and 4.x, host and device back-ends alike.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -77,12 +80,34 @@ double end_event(std::uint64_t id) {
   return secs;
 }
 
-void write_escaped(std::FILE* out, const std::string& text) {
+void append_escaped(std::string& out, const std::string& text) {
   for (const char c : text) {
-    if (c == '"' || c == '\\') std::fputc('\\', out);
+    if (c == '"' || c == '\\') out += '\\';
     if (static_cast<unsigned char>(c) < 0x20) continue;
-    std::fputc(c, out);
+    out += c;
   }
+}
+
+template <class... Args>
+void append_format(std::string& out, const char* format, Args... args) {
+  char line[512];
+  const int n = std::snprintf(line, sizeof line, format, args...);
+  if (n > 0) out.append(line, static_cast<std::size_t>(std::min<int>(n, sizeof line - 1)));
+}
+
+// One write() in append mode: the ranks of a run share the file, and their lines must not interleave.
+void append_to_file(const char* path, const std::string& text) {
+  const int fd = path != nullptr ? ::open(path, O_WRONLY | O_APPEND | O_CREAT, 0644) : -1;
+  if (fd < 0) {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    return;
+  }
+  for (std::size_t done = 0; done < text.size();) {
+    const auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
 }
 
 const char* rank_text() {
@@ -170,34 +195,34 @@ void kokkosp_pop_profile_region() {
 void kokkosp_finalize_library() {
   auto& s = the_state();
   const double wall = since(s.started);
-  const char* path = std::getenv("TESSERA_KERNEL_TIMES");
-  std::FILE* out = path != nullptr ? std::fopen(path, "a") : stderr;
-  if (out == nullptr) out = stderr;
   std::vector<std::pair<std::string, totals>> rows(s.by_key.begin(), s.by_key.end());
   std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.second.seconds > y.second.seconds; });
   const char* rank = rank_text();
   const char* label = std::getenv("TESSERA_KERNEL_TIMES_LABEL");
+  std::string out;
   const auto head = [&] {
-    std::fprintf(out, "{\"tool\": \"kernel_times\", \"rank\": %s, \"label\": \"", rank);
-    write_escaped(out, label != nullptr ? label : "");
-    std::fprintf(out, "\", ");
+    out += "{\"tool\": \"kernel_times\", \"rank\": ";
+    out += rank;
+    out += ", \"label\": \"";
+    append_escaped(out, label != nullptr ? label : "");
+    out += "\", ";
   };
   head();
-  std::fprintf(out,
-               "\"kind\": \"summary\", \"wall_seconds\": %.6f, \"kernel_seconds\": %.6f, \"copy_seconds\": %.6f, "
-               "\"fence_seconds\": %.6f, \"host_seconds\": %.6f}\n",
-               wall, s.kernel_seconds, s.copy_seconds, s.fence_seconds,
-               wall - s.kernel_seconds - s.copy_seconds - s.fence_seconds);
+  append_format(out,
+                "\"kind\": \"summary\", \"wall_seconds\": %.6f, \"kernel_seconds\": %.6f, \"copy_seconds\": %.6f, "
+                "\"fence_seconds\": %.6f, \"host_seconds\": %.6f}\n",
+                wall, s.kernel_seconds, s.copy_seconds, s.fence_seconds,
+                wall - s.kernel_seconds - s.copy_seconds - s.fence_seconds);
   for (const auto& [key, t] : rows) {
     const auto tab = key.find('\t');
     head();
-    std::fprintf(out, "\"kind\": \"%s\", \"name\": \"", key.substr(0, tab).c_str());
-    write_escaped(out, key.substr(tab + 1));
-    std::fprintf(out, "\", \"count\": %llu, \"seconds\": %.6f", static_cast<unsigned long long>(t.count), t.seconds);
-    if (t.bytes > 0) std::fprintf(out, ", \"bytes\": %llu", static_cast<unsigned long long>(t.bytes));
-    std::fprintf(out, "}\n");
+    out += "\"kind\": \"" + key.substr(0, tab) + "\", \"name\": \"";
+    append_escaped(out, key.substr(tab + 1));
+    append_format(out, "\", \"count\": %llu, \"seconds\": %.6f", static_cast<unsigned long long>(t.count), t.seconds);
+    if (t.bytes > 0) append_format(out, ", \"bytes\": %llu", static_cast<unsigned long long>(t.bytes));
+    out += "}\n";
   }
-  if (out != stderr) std::fclose(out);
+  append_to_file(std::getenv("TESSERA_KERNEL_TIMES"), out);
 }
 
 }  // extern "C"
