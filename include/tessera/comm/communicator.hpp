@@ -8,9 +8,9 @@
 #endif
 
 #include <mpi.h>
-#include <Kokkos_Core.hpp>
 
 #include "../core/error.hpp"
+#include "../core/profiling_region.hpp"
 #include "../core/runtime_lifetime.hpp"
 #include "../core/typed_cache.hpp"
 #include "counters.hpp"
@@ -319,20 +319,17 @@ class communicator {
 /// RAII scope that attributes the traffic recorded on `comm` to `name`.
 class stats_scope {
  public:
-  /// Also a Kokkos profiling region "tessera::<name>", so that Kokkos Tools (and
-  /// tools/kernel-times) attribute the operation's kernels, copies and host time to it.
-  stats_scope(const communicator& comm, std::string name) : stats_(&comm.stats()) {
-    Kokkos::Profiling::pushRegion("tessera::" + name);
+  /// Also a Kokkos profiling region "tessera::<name>" (profiling_region), so that Kokkos Tools
+  /// (and tools/kernel-times) attribute the operation's kernels, copies and host time to it.
+  stats_scope(const communicator& comm, std::string name) : region_("tessera::" + name), stats_(&comm.stats()) {
     stats_->push_scope(std::move(name));
   }
-  ~stats_scope() {
-    stats_->pop_scope();
-    Kokkos::Profiling::popRegion();
-  }
+  ~stats_scope() { stats_->pop_scope(); }
   stats_scope(const stats_scope&) = delete;
   stats_scope& operator=(const stats_scope&) = delete;
 
  private:
+  profiling_region region_;
   comm_stats* stats_;
 };
 

@@ -10,6 +10,7 @@
 #include "../../concepts/distribution.hpp"
 #include "../../core/error.hpp"
 #include "../../kernels/bucket_sort.hpp"
+#include "../../core/profiling_region.hpp"
 #include "../../kernels/sort_rows.hpp"
 #include "../../kernels/sorted_search.hpp"
 #include "../../matrix/to_view.hpp"
@@ -171,6 +172,8 @@ csr_block<T, Mem> rows_by_counting(const Exec& space, std::size_t rows, std::siz
   const auto primary = staying.primary;
   const auto a_row = staying.a_row;
   const auto stay_value = staying.value;
+  profiling_phases phase;
+  phase.next("tessera::transpose::count");
   Kokkos::View<offset_type*, Mem> ptr("tessera::transpose_ptr", rows + 1);
   Kokkos::parallel_for("tessera::transpose_count", range(space, 0, n_stay), KOKKOS_LAMBDA(const std::size_t k) {
     Kokkos::atomic_fetch_add(&ptr(primary(k) + 1), offset_type{1});
@@ -185,6 +188,7 @@ csr_block<T, Mem> rows_by_counting(const Exec& space, std::size_t rows, std::siz
                         });
   Kokkos::View<offset_type*, Mem> cursor(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cursor"), rows);
   Kokkos::deep_copy(space, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, rows)));
+  phase.next("tessera::transpose::scatter");
   const std::size_t total = n_stay + n_arrived;
   Kokkos::View<local_index*, Mem> cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cols"), total);
   Kokkos::View<T*, Mem> values(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"), total);
@@ -198,6 +202,7 @@ csr_block<T, Mem> rows_by_counting(const Exec& space, std::size_t rows, std::siz
     cols(slot) = arrived_column(k);
     values(slot) = arrived_value(k);
   });
+  phase.next("tessera::transpose::sort_rows");
   kernels::sort_rows(space, ptr, cols, values);
   return {static_cast<local_index>(rows), static_cast<local_index>(columns), ptr, cols, values};
 }
@@ -225,6 +230,8 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
                     "rank {} would own {} local rows; at most {} are supported", me, my_rows, INT_MAX);
   });
 
+  profiling_phases phase;
+  phase.next("tessera::transpose::split");
   const auto in = entries_on_device(a);
   const Kokkos::View<const global_index*, mem> col_map = a.col_map();
   const auto n = static_cast<offset_type>(in.value.extent(0));
@@ -247,11 +254,13 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
                             static_cast<std::size_t>(staying_count))};
   const Kokkos::View<int*, mem> used("tessera::transpose_used", static_cast<std::size_t>(a.local().num_rows()));
   auto away = split_staying<exec, T, mem>(space, in, col_map, a_first, lo, hi, staying, staying_count, used);
+  phase.next("tessera::transpose::route");
   const typename Policy::backend_type backend{};
   auto arrived = route_to_owners<T>(comm, backend, result_rows, std::span<const global_index>(away.rows),
                                     std::span<const global_index>(away.cols), std::span<const T>(away.values));
   away = {};
 
+  phase.next("tessera::transpose::column_map");
   // A^T's column map: A's rows with a staying entry, merged with the arrived entries' columns;
   // position(i): the column of A^T that A's row i becomes.
   const Kokkos::View<local_index*, mem> position(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_position"),
@@ -291,6 +300,7 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
     TESSERA_REQUIRE(columns.extent(0) <= static_cast<std::size_t>(INT_MAX), unsupported,
                     "rank {} touches {} distinct columns; at most {} are supported", me, columns.extent(0), INT_MAX);
   });
+  phase.next("tessera::transpose::rows");
   const auto rows_of_at = rows_by_counting<exec, T, mem>(space, my_rows, columns.extent(0), staying, position, arrived_row,
                                                          arrived_column, arrived_value);
   const auto block_rows = static_cast<local_index>(my_rows);
@@ -303,6 +313,7 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
     block = storage::from_coo(space, coo_block<T, mem>{block_rows, block_cols, row_idx, rows_of_at.col_idx, rows_of_at.values});
   }
   space.fence();
+  phase.next("tessera::transpose::assemble");
   return matrix(detail::assembled_block, comm, result_rows, std::move(block), std::move(columns), a.global_nnz());
 }
 

@@ -9,6 +9,8 @@
 #endif
 
 #include "../../core/error.hpp"
+#include "../../core/profiling_region.hpp"
+#include "../../kernels/offset_width.hpp"
 #include "../../kernels/sort_rows.hpp"
 #include "../../kernels/spgemm_esc.hpp"
 #include "../../kernels/spgemm_gustavson.hpp"
@@ -39,8 +41,10 @@
 #endif
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tessera::detail {
@@ -178,6 +182,63 @@ local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, con
   return {block, col_map};
 }
 
+/// Whether KokkosSparse hands a product to cuSPARSE: Kokkos-Kernels calls it for CUDA, float or
+/// double values and 32-bit row offsets and columns only; with tessera's 64-bit offsets it runs its
+/// own kernel, which took 2-3 times cuSPARSE's time on an H100 (R-MAT 16 squared: 147 ms against
+/// 67 ms).
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
+template <class T, class ExecSpace>
+inline constexpr bool spgemm_through_cusparse =
+    std::is_same_v<ExecSpace, Kokkos::Cuda> && (std::is_same_v<T, double> || std::is_same_v<T, float>);
+#else
+template <class T, class ExecSpace>
+inline constexpr bool spgemm_through_cusparse = false;
+#endif
+
+/// An upper bound on the nonzeros of A * B^: the products it forms, sum over A's entries (i, k) of
+/// the length of B^'s row k (in the execution space; one pass over A).
+template <class ExecSpace, class MemorySpace>
+offset_type product_bound(const Kokkos::View<const local_index*, MemorySpace>& a_col,
+                          const Kokkos::View<const offset_type*, MemorySpace>& b_ptr) {
+  offset_type bound = 0;
+  Kokkos::parallel_reduce(
+      "tessera::spgemm::product_bound", Kokkos::RangePolicy<ExecSpace>(0, a_col.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t e, offset_type& acc) { acc += b_ptr(a_col(e) + 1) - b_ptr(a_col(e)); }, bound);
+  return bound;
+}
+
+/// The product through Kokkos-Kernels with 32-bit offsets (every offset of A, B^ and C below
+/// INT_MAX, checked by the caller), so that Kokkos-Kernels calls cuSPARSE; C's offsets widened back.
+template <matrix_value T, matrix_policy Policy>
+local_product<T, Policy> multiply_with_int_offsets(const dist_matrix<T, Policy>& a,
+                                                   const compressed_operand<T, typename Policy::memory_space>& b_hat) {
+  using mem = typename Policy::memory_space;
+  using exec = typename Policy::execution_space;
+  using crs = KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, int>;
+  const auto& block = a.local();
+  const exec space{};
+  const crs a_crs("tessera::spgemm::A", block.rows, block.cols, static_cast<int>(block.nnz()), block.values,
+                  kernels::narrow_offsets(space, Kokkos::View<const offset_type*, mem>(block.row_ptr)), block.col_idx);
+  const crs b_crs("tessera::spgemm::B", block.cols, static_cast<local_index>(b_hat.col_map.extent(0)),
+                  static_cast<int>(b_hat.values.extent(0)), b_hat.values,
+                  kernels::narrow_offsets(space, Kokkos::View<const offset_type*, mem>(b_hat.ptr)), b_hat.cols);
+  KokkosKernels::Experimental::KokkosKernelsHandle<int, local_index, T, exec, mem, mem> handle;
+  handle.create_spgemm_handle(KokkosSparse::SPGEMM_KK);
+  crs c;
+  KokkosSparse::spgemm_symbolic(handle, a_crs, false, b_crs, false, c);
+  KokkosSparse::spgemm_numeric(handle, a_crs, false, b_crs, false, c);
+  // cuSPARSE's rows come out sorted; sort_rows only checks them (a team per long row returns at
+  // its first look).
+  kernels::sort_rows(space, c.graph.row_map, c.graph.entries, c.values);
+  typename dist_matrix<T, Policy>::local_block_type out;
+  out.rows = block.rows;
+  out.cols = static_cast<local_index>(b_hat.col_map.extent(0));
+  out.row_ptr = kernels::widen_offsets(space, Kokkos::View<const int*, mem>(c.graph.row_map));
+  out.col_idx = c.graph.entries;
+  out.values = c.values;
+  return {out, b_hat.col_map};
+}
+
 /// Plus-times through Kokkos-Kernels on B^ (compressed_operand: the referenced rows of B with
 /// compressed local columns): KokkosSparse multiplies, rows are sorted. Returns C's local block
 /// and column map (B^'s).
@@ -188,6 +249,12 @@ local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a
   using exec = typename Policy::execution_space;
   using crs = KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type>;
   const auto& block = a.local();
+  if constexpr (spgemm_through_cusparse<T, exec>) {
+    constexpr offset_type int_max = std::numeric_limits<int>::max();
+    if (block.nnz() <= int_max && static_cast<offset_type>(b_hat.values.extent(0)) <= int_max &&
+        product_bound<exec, mem>(block.col_idx, b_hat.ptr) <= int_max)
+      return multiply_with_int_offsets<T, Policy>(a, b_hat);
+  }
   const crs a_crs("tessera::spgemm::A", block.rows, block.cols, block.nnz(), block.values, block.row_ptr, block.col_idx);
   const crs b_crs("tessera::spgemm::B", block.cols, static_cast<local_index>(b_hat.col_map.extent(0)),
                   static_cast<offset_type>(b_hat.values.extent(0)), b_hat.values, b_hat.ptr, b_hat.cols);
@@ -240,7 +307,11 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
   if constexpr (std::is_same_v<Semiring, semirings::plus_times> && uses_device_algorithms<exec>) {
     if (plain && options.kernel != spgemm_kernel::esc) {  // B^ assembled on the device, not the host
       if (options.batches != nullptr) *options.batches = 1;
-      return multiply_kokkos_kernels<T, Policy>(a, referenced_rows_on_device(b, referenced));
+      const auto b_hat = [&] {
+        const profiling_region region("tessera::spgemm::b_hat");
+        return referenced_rows_on_device(b, referenced);
+      }();
+      return multiply_kokkos_kernels<T, Policy>(a, b_hat);
     }
   }
   const auto fetched = gather_referenced_rows(b, referenced);
@@ -346,10 +417,14 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
                     "thread); use automatic, esc or kokkos_kernels on this one");
   });
   const stats_scope scope(comm, "spgemm");
+  profiling_phases phase;
+  phase.next("tessera::spgemm::fetch");
   const auto referenced = fetch_referenced_rows(schedule, a, b);
+  phase.next("tessera::spgemm::local_product");
   // The kernels call the user's semiring: whatever it throws on one rank is raised on every rank,
   // instead of leaving the others waiting in C's constructor.
   auto c = comm.collectively([&] { return multiply_local(a, b, mask, referenced, options); });
+  phase.next("tessera::spgemm::assemble");
   return dist_matrix<T, Policy>(detail::assembled_block, comm, a.mapping().with_shape(a.num_rows(), b.num_cols()), std::move(c.block),
                                 std::move(c.col_map));
   }

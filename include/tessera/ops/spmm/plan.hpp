@@ -125,6 +125,7 @@ class spmm_plan {
   spmm_plan(const matrix_type& a, const typename Policy::mapping_type& x_rows, global_index k,
             spmm_options options = {})
       : comm_(a.comm()), x_rows_(x_rows), k_(k), options_(options) {
+    const profiling_region region("tessera::spmm_plan");
     comm_.collectively([&] {
       TESSERA_REQUIRE(a.num_cols() == x_rows.global_rows(), dimension_mismatch,
                       "spmm: A is {} x {} but X has {} rows", a.num_rows(), a.num_cols(), x_rows.global_rows());
