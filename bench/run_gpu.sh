@@ -9,11 +9,13 @@
 # BIN_DIR holds the CUDA build's executables (test_*, bench_*, tessera-spdnn, bench_peer_cusparse;
 # a build folder works too: they are found below it). Environment: MPIRUN (default "mpirun
 # --oversubscribe --bind-to none"), RUN_BUDGET (seconds, default 450), QUICK=1 for the smaller
-# inputs only. Where Open MPI's single-copy shared memory fails (containers without CMA), the
-# run falls back to OMPI_MCA_btl_vader_single_copy_mechanism=none and OMPI_MCA_osc=pt2pt by
-# itself (node-shared test cases are then skipped, visibly).
+# inputs only, KERNEL_TIMES_LIB (the built libtessera_kernel_times.so: the slowest operations run
+# once more under it, into OUT/kernel-times.jsonl and the table's last part). Where Open MPI's
+# single-copy shared memory fails (containers without CMA), the run falls back to
+# OMPI_MCA_btl_vader_single_copy_mechanism=none and OMPI_MCA_osc=pt2pt by itself (node-shared
+# test cases are then skipped, visibly).
 set -u
-if [ $# -lt 1 ]; then sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -lt 1 ]; then sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BIN=$(cd "$1" && pwd)
 OUT=${2:-gpu-results}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 RES=$OUT/results.jsonl; : > "$RES"
@@ -79,10 +81,27 @@ if [ "${QUICK:-0}" != 1 ]; then
   step spdnn_4096 $E 90 tessera-spdnn --neurons 4096 --layers 120 --inputs 60000
 fi
 
+# Where the time goes: the slowest operations again with tools/kernel-times loaded (Kokkos fences
+# after every kernel then, so these runs are slower than the ones above and are left out of the table).
+if [ -n "${KERNEL_TIMES_LIB:-}" ] && [ -f "${KERNEL_TIMES_LIB}" ]; then
+  say "=== where the time goes (tools/kernel-times: $OUT/kernel-times.jsonl)"
+  profile() {
+    local name=$1; shift
+    ( export KOKKOS_TOOLS_LIBS="$KERNEL_TIMES_LIB" TESSERA_KERNEL_TIMES="$OUT/kernel-times.jsonl" TESSERA_KERNEL_TIMES_LABEL="$name"
+      step "$name" "$E" 40 "$@" )
+  }
+  profile profile_spdnn_1024 tessera-spdnn --neurons 1024 --layers 120 --inputs 60000
+  profile profile_transpose_rmat18 bench_transpose --rmat 18 --algorithms route --reps 5
+  profile profile_spgemm_rmat16 bench_spgemm --rmat 16 --reps 3
+  profile profile_bsgemm_512_1024 bench_bsgemm --tiles 512:1024 --densities 1 --m 8192 --no-contract --reps 3
+  profile profile_spmm_rmat18 bench_spmm --rmat 18 --k 8,32,128 --reps 5
+fi
+
 say "=== table (total $(( $(date +%s) - T0 )) s)"
 python3 - "$RES" "$LOGS" <<'PY' | tee "$OUT/table.txt"
 import json, re, sys, glob, os
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+recs = [r for r in recs if not r.get("step", "").startswith("profile_")]  # slowed down by the profiler
 print("TESTS (doctest summary; rc = mpirun's exit code)")
 for r in recs:
     if r.get("step", "").startswith("test_") and "rc" in r:
@@ -119,4 +138,23 @@ for r in recs:
         print(f"  {r['neurons']:6d} x {r['layers']} x {r['inputs']}  {r['edges_per_second']:.3e} edges/s  {r['seconds'] * 1e3:.1f} ms"
               f"  categories={r['categories']}  valid={r.get('valid', '-')}")
 PY
+if [ -s "$OUT/kernel-times.jsonl" ]; then
+  python3 - "$OUT/kernel-times.jsonl" <<'PY' | tee -a "$OUT/table.txt"
+import json, sys, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    rows[r["label"]].append(r)
+print("\nWHERE THE TIME GOES (tools/kernel-times, rank 0; every kernel fenced; whole program incl. setup)")
+for label, rs in rows.items():
+    rs = [r for r in rs if r["rank"] == 0]
+    total = [r for r in rs if r["kind"] == "summary"]
+    if total:
+        t = total[0]
+        print(f"  {label}: wall {t['wall_seconds']:.3f} s = kernels {t['kernel_seconds']:.3f} + copies {t['copy_seconds']:.3f}"
+              f" + fences {t['fence_seconds']:.3f} + host {t['host_seconds']:.3f}")
+    for r in [r for r in rs if r["kind"] == "region"][:8] + [r for r in rs if r["kind"] not in ("summary", "region")][:8]:
+        print(f"    {r['kind']:7s} {r['seconds'] * 1e3:10.2f} ms {r['count']:7d}x  {r['name'][:90]}")
+PY
+fi
 say "done: $OUT"

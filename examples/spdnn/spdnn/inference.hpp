@@ -347,6 +347,70 @@ void compact_columns(const typename tessera::dist_dense<T, Policy>::view_type& f
   typename Policy::execution_space().fence();
 }
 
+/// First entry of row i (sorted columns) whose column is at least `column`: a binary search.
+template <class RowPtr, class Cols>
+KOKKOS_INLINE_FUNCTION auto first_at_or_after(const RowPtr& row_ptr, const Cols& col_idx, std::size_t i,
+                                              tessera::local_index column) {
+  auto e = row_ptr(i);
+  for (auto count = row_ptr(i + 1) - e; count > 0;) {
+    const auto half = count / 2;
+    if (col_idx(e + half) < column) {
+      e += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  return e;
+}
+
+/// fill_batch on host cores: a work item per row of Y'(0).
+template <class T, class Policy, class Rows, class ColMap, class Dense>
+void fill_batch_by_rows(const Rows& rows, const ColMap& col_map, tessera::local_index lo, tessera::local_index hi,
+                        std::int64_t batch_first, const Dense& to) {
+  const auto row_ptr = rows.row_ptr;
+  const auto col_idx = rows.col_idx;
+  const auto values = rows.values;
+  Kokkos::parallel_for(
+      "spdnn::batch", Kokkos::RangePolicy<typename Policy::execution_space>(0, to.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        for (auto e = first_at_or_after(row_ptr, col_idx, i, lo); e < row_ptr(i + 1) && col_idx(e) < hi; ++e)
+          to(i, static_cast<std::size_t>(col_map(col_idx(e)) - batch_first)) = values(e);
+      });
+}
+
+/// fill_batch on a device: a team per row of Y'(0), its threads over the row's entries in the
+/// batch (a row holds thousands; a thread per row left most of a GPU idle for 7 ms).
+template <class T, class Policy, class Rows, class ColMap, class Dense>
+void fill_batch_by_teams(const Rows& rows, const ColMap& col_map, tessera::local_index lo, tessera::local_index hi,
+                         std::int64_t batch_first, const Dense& to) {
+  using team_policy = Kokkos::TeamPolicy<typename Policy::execution_space>;
+  const auto row_ptr = rows.row_ptr;
+  const auto col_idx = rows.col_idx;
+  const auto values = rows.values;
+  Kokkos::parallel_for(
+      "spdnn::batch", team_policy(static_cast<int>(to.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename team_policy::member_type& m) {
+        const auto i = static_cast<std::size_t>(m.league_rank());
+        const auto begin = first_at_or_after(row_ptr, col_idx, i, lo), end = first_at_or_after(row_ptr, col_idx, i, hi);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, begin, end), [&](const auto e) {
+          to(i, static_cast<std::size_t>(col_map(col_idx(e)) - batch_first)) = values(e);
+        });
+      });
+}
+
+/// The batch's columns [lo, hi) of Y'(0) (CSR rows, sorted columns; image of local column c:
+/// col_map(c)) written into the zeroed dense batch `to` at column image - batch_first.
+template <class T, class Policy, class Rows, class ColMap, class Dense>
+void fill_batch(const Rows& rows, const ColMap& col_map, tessera::local_index lo, tessera::local_index hi,
+                std::int64_t batch_first, const Dense& to) {
+  if constexpr (tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>)
+    fill_batch_by_teams<T, Policy>(rows, col_map, lo, hi, batch_first, to);
+  else
+    fill_batch_by_rows<T, Policy>(rows, col_map, lo, hi, batch_first, to);
+  typename Policy::execution_space().fence();
+}
+
 }  // namespace detail
 
 /// Images per dense batch in spmm mode: s.batch, or about 4 MiB of Y' per rank on host cores
@@ -423,7 +487,6 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
     const auto batches = static_cast<std::size_t>((images_here + batch - 1) / batch);
     const auto& w_rows = p.layers.front().mapping();
     using dense = tessera::dist_dense<T, Policy>;
-    using exec_space = typename Policy::execution_space;
     for (std::size_t b = 0; b < batches; ++b) {
       std::int64_t width = batch;
       std::vector<std::int64_t> image_of(static_cast<std::size_t>(width), -1);
@@ -431,29 +494,8 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
       for (std::int64_t t = 0; t < width && batch_first + t < images_here; ++t)
         image_of[static_cast<std::size_t>(t)] = batch_first + t;
       dense y(p.comm, w_rows, width), z(p.comm, w_rows, width);
-      {
-        const auto to = y.local();
-        const tessera::local_index lo = local_column_at(batch_first), hi = local_column_at(batch_first + batch);
-        const auto row_ptr = y0_rows.row_ptr;
-        const auto col_idx = y0_rows.col_idx;
-        const auto values = y0_rows.values;
-        Kokkos::parallel_for(
-            "spdnn::batch", Kokkos::RangePolicy<exec_space>(0, to.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-              auto e = row_ptr(i), end = row_ptr(i + 1);
-              for (auto count = end - e; count > 0;) {  // lower bound of lo among the row's sorted columns
-                const auto half = count / 2;
-                if (col_idx(e + half) < lo) {
-                  e += half + 1;
-                  count -= half + 1;
-                } else {
-                  count = half;
-                }
-              }
-              for (; e < end && col_idx(e) < hi; ++e)
-                to(i, static_cast<std::size_t>(y0_col_map(col_idx(e)) - batch_first)) = values(e);
-            });
-        exec_space().fence();
-      }
+      detail::fill_batch<T, Policy>(y0_rows, y0_col_map, local_column_at(batch_first), local_column_at(batch_first + batch),
+                                    batch_first, y.local());
       std::int64_t live = width;
       Kokkos::View<char*, typename Policy::memory_space> flags("spdnn::live", static_cast<std::size_t>(width));
       auto marks = detail::activation_marks<Policy>(y.local().extent(0), static_cast<std::size_t>(width));
