@@ -57,36 +57,49 @@ device_entries<T, typename Policy::memory_space> entries_on_device(const dist_ma
 template <class T, class Mem>
 struct transposed_entries {
   Kokkos::View<local_index*, Mem> primary;
-  Kokkos::View<local_index*, Mem> a_row;
-  Kokkos::View<T*, Mem> value;
+  Kokkos::View<const local_index*, Mem> a_row;
+  Kokkos::View<const T*, Mem> value;
 };
 
-/// Split A's entries: those whose row of A^T (A's global column) lies in [lo, hi) stay, written
-/// transposed into `staying` from position 0; the others are returned on the host as triplets
-/// (j, i, v) for routing. `used(i)` is set for every A row with a staying entry.
+/// Every entry stays (one rank, or a block-diagonal A): A's own rows and values are the transposed
+/// entries' columns and values (no copies: on an H100 the copies and their allocations were a third
+/// of the transpose); only primary is written. `in` is grouped by row (csr's expansion, and every
+/// storage's to_coo), so each row's first entry marks it used: one writer per row, no atomics.
+template <class Exec, class T, class Mem>
+transposed_entries<T, Mem> all_staying(const Exec& space, const device_entries<T, Mem>& in,
+                                       const Kokkos::View<const global_index*, Mem>& col_map, global_index lo,
+                                       const Kokkos::View<int*, Mem>& used) {
+  const std::size_t n = in.value.extent(0);
+  const Kokkos::View<local_index*, Mem> primary(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_rows"), n);
+  const auto row = in.row;
+  const auto col = in.col;
+  Kokkos::parallel_for("tessera::transpose_stay", Kokkos::RangePolicy<Exec>(space, 0, n), KOKKOS_LAMBDA(const std::size_t e) {
+    primary(e) = static_cast<local_index>(col_map(col(e)) - lo);
+    if (e == 0 || row(e) != row(e - 1)) used(row(e)) = 1;
+  });
+  return {primary, in.row, in.value};
+}
+
+/// Split A's entries when some leave: those whose row of A^T (A's global column) lies in [lo, hi)
+/// stay, written transposed into `staying` (allocated here) from position 0; the others are
+/// returned on the host as triplets (j, i, v) for routing. `used(i)` is set for every A row with a
+/// staying entry.
 template <class Exec, class T, class Mem>
 triplets<T> split_staying(const Exec& space, const device_entries<T, Mem>& in,
                           const Kokkos::View<const global_index*, Mem>& col_map, global_index a_first, global_index lo,
-                          global_index hi, const transposed_entries<T, Mem>& staying, offset_type staying_count,
+                          global_index hi, transposed_entries<T, Mem>& staying, offset_type staying_count,
                           const Kokkos::View<int*, Mem>& used) {
   using range = Kokkos::RangePolicy<Exec>;
   const auto n = static_cast<offset_type>(in.value.extent(0));
   const auto row = in.row;
   const auto col = in.col;
   const auto value = in.value;
-  const auto primary = staying.primary;
-  const auto column = staying.a_row;
-  const auto out_value = staying.value;
+  const auto stays = static_cast<std::size_t>(staying_count);
+  const Kokkos::View<local_index*, Mem> primary(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_rows"), stays);
+  const Kokkos::View<local_index*, Mem> column(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_a_rows"), stays);
+  const Kokkos::View<T*, Mem> out_value(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"), stays);
+  staying = {primary, column, out_value};
   triplets<T> away;
-  if (staying_count == n) {  // everything stays (one rank, or a block-diagonal A): no scan
-    Kokkos::parallel_for("tessera::transpose_stay", range(space, 0, n), KOKKOS_LAMBDA(const offset_type e) {
-      primary(e) = static_cast<local_index>(col_map(col(e)) - lo);
-      column(e) = row(e);
-      out_value(e) = value(e);
-      Kokkos::atomic_or(&used(row(e)), 1);
-    });
-    return away;
-  }
   const auto leaving = static_cast<std::size_t>(n - staying_count);
   Kokkos::View<global_index*, Mem> away_row("tessera::transpose_away_row", leaving), away_col("tessera::transpose_away_col", leaving);
   Kokkos::View<T*, Mem> away_value("tessera::transpose_away_value", leaving);
@@ -245,15 +258,11 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
                             },
                             staying_count);
   }
-  transposed_entries<T, mem> staying{
-      Kokkos::View<local_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_rows"),
-                                      static_cast<std::size_t>(staying_count)),
-      Kokkos::View<local_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_a_rows"),
-                                      static_cast<std::size_t>(staying_count)),
-      Kokkos::View<T*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"),
-                            static_cast<std::size_t>(staying_count))};
+  transposed_entries<T, mem> staying;
   const Kokkos::View<int*, mem> used("tessera::transpose_used", static_cast<std::size_t>(a.local().num_rows()));
-  auto away = split_staying<exec, T, mem>(space, in, col_map, a_first, lo, hi, staying, staying_count, used);
+  triplets<T> away;
+  if (staying_count == n) staying = all_staying<exec, T, mem>(space, in, col_map, lo, used);
+  else away = split_staying<exec, T, mem>(space, in, col_map, a_first, lo, hi, staying, staying_count, used);
   phase.next("tessera::transpose::route");
   const typename Policy::backend_type backend{};
   auto arrived = route_to_owners<T>(comm, backend, result_rows, std::span<const global_index>(away.rows),

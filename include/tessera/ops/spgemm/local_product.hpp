@@ -190,10 +190,6 @@ local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, con
 template <class T, class ExecSpace>
 inline constexpr bool spgemm_through_cusparse =
     std::is_same_v<ExecSpace, Kokkos::Cuda> && (std::is_same_v<T, double> || std::is_same_v<T, float>);
-#else
-template <class T, class ExecSpace>
-inline constexpr bool spgemm_through_cusparse = false;
-#endif
 
 /// An upper bound on the nonzeros of A * B^: the products it forms, sum over A's entries (i, k) of
 /// the length of B^'s row k (in the execution space; one pass over A).
@@ -222,11 +218,10 @@ local_product<T, Policy> multiply_with_int_offsets(const dist_matrix<T, Policy>&
   const crs b_crs("tessera::spgemm::B", block.cols, static_cast<local_index>(b_hat.col_map.extent(0)),
                   static_cast<int>(b_hat.values.extent(0)), b_hat.values,
                   kernels::narrow_offsets(space, Kokkos::View<const offset_type*, mem>(b_hat.ptr)), b_hat.cols);
-  KokkosKernels::Experimental::KokkosKernelsHandle<int, local_index, T, exec, mem, mem> handle;
-  handle.create_spgemm_handle(KokkosSparse::SPGEMM_KK);
-  crs c;
-  KokkosSparse::spgemm_symbolic(handle, a_crs, false, b_crs, false, c);
-  KokkosSparse::spgemm_numeric(handle, a_crs, false, b_crs, false, c);
+  // The one-shot product (cusparseSpGEMM), not the handle's symbolic + numeric pair: that pair is
+  // cuSPARSE's reuse interface, and products through it took 1.9 times (R-MAT 16 squared) and 4.7
+  // times (Laplacian) the one-shot's time on an H100 (a product here never repeats a pattern).
+  const crs c = KokkosSparse::spgemm<crs>(a_crs, false, b_crs, false);
   // cuSPARSE's rows come out sorted; sort_rows only checks them (a team per long row returns at
   // its first look).
   kernels::sort_rows(space, c.graph.row_map, c.graph.entries, c.values);
@@ -239,6 +234,11 @@ local_product<T, Policy> multiply_with_int_offsets(const dist_matrix<T, Policy>&
   return {out, b_hat.col_map};
 }
 
+#else
+template <class T, class ExecSpace>
+inline constexpr bool spgemm_through_cusparse = false;
+#endif
+
 /// Plus-times through Kokkos-Kernels on B^ (compressed_operand: the referenced rows of B with
 /// compressed local columns): KokkosSparse multiplies, rows are sorted. Returns C's local block
 /// and column map (B^'s).
@@ -249,12 +249,14 @@ local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a
   using exec = typename Policy::execution_space;
   using crs = KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type>;
   const auto& block = a.local();
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
   if constexpr (spgemm_through_cusparse<T, exec>) {
     constexpr offset_type int_max = std::numeric_limits<int>::max();
     if (block.nnz() <= int_max && static_cast<offset_type>(b_hat.values.extent(0)) <= int_max &&
         product_bound<exec, mem>(block.col_idx, b_hat.ptr) <= int_max)
       return multiply_with_int_offsets<T, Policy>(a, b_hat);
   }
+#endif
   const crs a_crs("tessera::spgemm::A", block.rows, block.cols, block.nnz(), block.values, block.row_ptr, block.col_idx);
   const crs b_crs("tessera::spgemm::B", block.cols, static_cast<local_index>(b_hat.col_map.extent(0)),
                   static_cast<offset_type>(b_hat.values.extent(0)), b_hat.values, b_hat.ptr, b_hat.cols);
