@@ -12,6 +12,7 @@
 #include "../../core/profiling_region.hpp"
 #include "../../kernels/offset_width.hpp"
 #include "../../kernels/sort_rows.hpp"
+#include "../../kernels/spgemm_cusparse.hpp"
 #include "../../kernels/spgemm_esc.hpp"
 #include "../../kernels/spgemm_gustavson.hpp"
 #include "../../core/device_algorithms.hpp"
@@ -182,9 +183,9 @@ local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, con
   return {block, col_map};
 }
 
-/// Whether KokkosSparse hands a product to cuSPARSE: Kokkos-Kernels calls it for CUDA, float or
-/// double values and 32-bit row offsets and columns only; with tessera's 64-bit offsets it runs its
-/// own kernel, which took 2-3 times cuSPARSE's time on an H100 (R-MAT 16 squared: 147 ms against
+/// Whether plus-times products go to cuSPARSE (kernels/spgemm_cusparse.hpp): on CUDA, for float or
+/// double values, where Kokkos-Kernels has cuSPARSE. Kokkos-Kernels' own kernel (what tessera's
+/// 64-bit offsets got) took 2-3 times cuSPARSE's time on an H100 (R-MAT 16 squared: 147 ms against
 /// 67 ms).
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
 template <class T, class ExecSpace>
@@ -203,37 +204,32 @@ offset_type product_bound(const Kokkos::View<const local_index*, MemorySpace>& a
   return bound;
 }
 
-/// The product through Kokkos-Kernels with 32-bit offsets (every offset of A, B^ and C below
-/// INT_MAX, checked by the caller), so that Kokkos-Kernels calls cuSPARSE; C's offsets widened back.
+/// The product through cuSPARSE with 32-bit offsets (every offset of A, B^ and C below INT_MAX,
+/// checked by the caller; kernels/spgemm_cusparse.hpp); C's offsets widened back.
 template <matrix_value T, matrix_policy Policy>
 local_product<T, Policy> multiply_with_int_offsets(const dist_matrix<T, Policy>& a,
                                                    const compressed_operand<T, typename Policy::memory_space>& b_hat) {
   using mem = typename Policy::memory_space;
-  using exec = typename Policy::execution_space;
-  using crs = KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, int>;
   const auto& block = a.local();
-  const exec space{};
-  const crs a_crs("tessera::spgemm::A", block.rows, block.cols, static_cast<int>(block.nnz()), block.values,
-                  kernels::narrow_offsets(space, Kokkos::View<const offset_type*, mem>(block.row_ptr)), block.col_idx);
-  const crs b_crs("tessera::spgemm::B", block.cols, static_cast<local_index>(b_hat.col_map.extent(0)),
-                  static_cast<int>(b_hat.values.extent(0)), b_hat.values,
-                  kernels::narrow_offsets(space, Kokkos::View<const offset_type*, mem>(b_hat.ptr)), b_hat.cols);
-  // The one-shot product (cusparseSpGEMM), not the handle's symbolic + numeric pair: that pair is
-  // cuSPARSE's reuse interface, and products through it took 1.9 times (R-MAT 16 squared) and 4.7
-  // times (Laplacian) the one-shot's time on an H100 (a product here never repeats a pattern).
-  const crs c = KokkosSparse::spgemm<crs>(a_crs, false, b_crs, false);
+  const Kokkos::Cuda space{};
+  const kernels::csr32<T, mem> a32{block.rows, block.cols,
+                                   kernels::narrow_offsets(space, Kokkos::View<const offset_type*, mem>(block.row_ptr)),
+                                   block.col_idx, block.values};
+  const kernels::csr32<T, mem> b32{block.cols, static_cast<int>(b_hat.col_map.extent(0)),
+                                   kernels::narrow_offsets(space, Kokkos::View<const offset_type*, mem>(b_hat.ptr)),
+                                   b_hat.cols, b_hat.values};
+  const auto c = kernels::spgemm_cusparse(space, a32, b32);
   // cuSPARSE's rows come out sorted; sort_rows only checks them (a team per long row returns at
   // its first look).
-  kernels::sort_rows(space, c.graph.row_map, c.graph.entries, c.values);
+  kernels::sort_rows(space, c.row_ptr, c.col_idx, c.values);
   typename dist_matrix<T, Policy>::local_block_type out;
   out.rows = block.rows;
   out.cols = static_cast<local_index>(b_hat.col_map.extent(0));
-  out.row_ptr = kernels::widen_offsets(space, Kokkos::View<const int*, mem>(c.graph.row_map));
-  out.col_idx = c.graph.entries;
+  out.row_ptr = kernels::widen_offsets(space, Kokkos::View<const int*, mem>(c.row_ptr));
+  out.col_idx = c.col_idx;
   out.values = c.values;
   return {out, b_hat.col_map};
 }
-
 #else
 template <class T, class ExecSpace>
 inline constexpr bool spgemm_through_cusparse = false;
