@@ -59,59 +59,68 @@ csr32_product<T, MemorySpace> spgemm_cusparse(const Kokkos::Cuda& exec, const cs
   c.row_ptr = Kokkos::View<int*, MemorySpace>("tessera::spgemm::row_ptr32", static_cast<std::size_t>(a.rows) + 1);
   if (a.values.extent(0) == 0 || b.values.extent(0) == 0 || a.rows == 0 || b.cols == 0) return c;  // C = 0
   using detail::check_cusparse;
+  // The descriptors and the handle's stream, released on every way out (a failed
+  // call throws; the handle is Kokkos-Kernels' and must get its stream back).
+  struct session {
+    cusparseHandle_t handle = nullptr;
+    cudaStream_t previous = nullptr;
+    cusparseSpMatDescr_t a = nullptr, b = nullptr, c = nullptr;
+    cusparseSpGEMMDescr_t product = nullptr;
+    ~session() {
+      if (product != nullptr) cusparseSpGEMM_destroyDescr(product);
+      for (const auto d : {a, b, c})
+        if (d != nullptr) cusparseDestroySpMat(d);
+      if (handle != nullptr) cusparseSetStream(handle, previous);
+    }
+  } s;
   const cusparseHandle_t handle = KokkosKernels::Experimental::Controls().getCusparseHandle();
-  cudaStream_t previous = nullptr;
-  check_cusparse(cusparseGetStream(handle, &previous), "cusparseGetStream");
+  check_cusparse(cusparseGetStream(handle, &s.previous), "cusparseGetStream");
   check_cusparse(cusparseSetStream(handle, exec.cuda_stream()), "cusparseSetStream");
-  const auto matrix = [&](int rows, int cols, std::int64_t nnz, const void* ptr, const void* col, const void* val) {
-    cusparseSpMatDescr_t d = nullptr;
+  s.handle = handle;
+  const auto matrix = [&](cusparseSpMatDescr_t& d, int rows, int cols, std::int64_t nnz, const void* ptr, const void* col,
+                          const void* val) {
     check_cusparse(cusparseCreateCsr(&d, rows, cols, nnz, const_cast<void*>(ptr), const_cast<void*>(col),
                                      const_cast<void*>(val), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                      CUSPARSE_INDEX_BASE_ZERO, type),
                    "cusparseCreateCsr");
-    return d;
   };
-  const cusparseSpMatDescr_t da = matrix(a.rows, a.cols, static_cast<std::int64_t>(a.values.extent(0)), a.row_ptr.data(),
-                                         a.col_idx.data(), a.values.data());
-  const cusparseSpMatDescr_t db = matrix(b.rows, b.cols, static_cast<std::int64_t>(b.values.extent(0)), b.row_ptr.data(),
-                                         b.col_idx.data(), b.values.data());
-  const cusparseSpMatDescr_t dc = matrix(a.rows, b.cols, 0, c.row_ptr.data(), nullptr, nullptr);
-  cusparseSpGEMMDescr_t product = nullptr;
-  check_cusparse(cusparseSpGEMM_createDescr(&product), "cusparseSpGEMM_createDescr");
+  matrix(s.a, a.rows, a.cols, static_cast<std::int64_t>(a.values.extent(0)), a.row_ptr.data(), a.col_idx.data(),
+         a.values.data());
+  matrix(s.b, b.rows, b.cols, static_cast<std::int64_t>(b.values.extent(0)), b.row_ptr.data(), b.col_idx.data(),
+         b.values.data());
+  matrix(s.c, a.rows, b.cols, 0, c.row_ptr.data(), nullptr, nullptr);
+  check_cusparse(cusparseSpGEMM_createDescr(&s.product), "cusparseSpGEMM_createDescr");
   const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
   const T alpha = 1, beta = 0;
   constexpr auto algorithm = CUSPARSE_SPGEMM_DEFAULT;
   std::size_t bytes1 = 0, bytes2 = 0;
-  check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product, &bytes1,
-                                               nullptr),
+  check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product,
+                                               &bytes1, nullptr),
                  "cusparseSpGEMM_workEstimation");
   const Kokkos::View<char*, MemorySpace> buffer1(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::cusparse1"),
                                                  bytes1 > 0 ? bytes1 : 1);
-  check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product, &bytes1,
-                                               buffer1.data()),
+  check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product,
+                                               &bytes1, buffer1.data()),
                  "cusparseSpGEMM_workEstimation");
-  check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product, &bytes2, nullptr),
+  check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product, &bytes2,
+                                        nullptr),
                  "cusparseSpGEMM_compute");
   const Kokkos::View<char*, MemorySpace> buffer2(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::cusparse2"),
                                                  bytes2 > 0 ? bytes2 : 1);
-  check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product, &bytes2,
+  check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product, &bytes2,
                                         buffer2.data()),
                  "cusparseSpGEMM_compute");
   std::int64_t rows = 0, cols = 0, nnz = 0;
-  check_cusparse(cusparseSpMatGetSize(dc, &rows, &cols, &nnz), "cusparseSpMatGetSize");
+  check_cusparse(cusparseSpMatGetSize(s.c, &rows, &cols, &nnz), "cusparseSpMatGetSize");
   c.col_idx = Kokkos::View<int*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::col_idx"),
                                               static_cast<std::size_t>(nnz));
   c.values = Kokkos::View<T*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::values"),
                                            static_cast<std::size_t>(nnz));
-  check_cusparse(cusparseCsrSetPointers(dc, c.row_ptr.data(), c.col_idx.data(), c.values.data()), "cusparseCsrSetPointers");
-  check_cusparse(cusparseSpGEMM_copy(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product), "cusparseSpGEMM_copy");
+  check_cusparse(cusparseCsrSetPointers(s.c, c.row_ptr.data(), c.col_idx.data(), c.values.data()), "cusparseCsrSetPointers");
+  check_cusparse(cusparseSpGEMM_copy(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product),
+                 "cusparseSpGEMM_copy");
   // The buffers are freed when this returns: the copy must be done with them first.
   exec.fence("tessera::spgemm_cusparse");
-  cusparseSpGEMM_destroyDescr(product);
-  cusparseDestroySpMat(da);
-  cusparseDestroySpMat(db);
-  cusparseDestroySpMat(dc);
-  cusparseSetStream(handle, previous);
   return c;
 }
 
