@@ -28,38 +28,45 @@ struct tile_product {
   bool last = false;
 };
 
-#if KOKKOS_VERSION >= 40100
-/// One product C_t += alpha * A_t * B_t of column-major tiles in the given buffers, queued on the
-/// execution space instance `space` (C_t = alpha * A_t * B_t when `may_overwrite` and p.overwrite).
+/// A product's three tiles as unmanaged column-major Views into the buffers (the types
+/// KokkosBlas::gemm hands to cuBLAS or the host BLAS).
 template <class ExecutionSpace, class T, class Memory>
-void tile_gemm_on(const ExecutionSpace& space, const tile_product& p, T alpha, const Kokkos::View<const T*, Memory>& a,
-                  const Kokkos::View<const T*, Memory>& b, const Kokkos::View<T*, Memory>& c,
-                  bool may_overwrite = false) {
+struct product_tiles {
   using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
   using in_tile = Kokkos::View<const T**, Kokkos::LayoutLeft, Kokkos::Device<ExecutionSpace, Memory>, unmanaged>;
   using out_tile = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<ExecutionSpace, Memory>, unmanaged>;
-  if (p.m == 0 || p.n == 0 || p.k == 0) return;
-  const in_tile at(a.data() + p.a, static_cast<std::size_t>(p.m), static_cast<std::size_t>(p.k));
-  const in_tile bt(b.data() + p.b, static_cast<std::size_t>(p.k), static_cast<std::size_t>(p.n));
-  const out_tile ct(c.data() + p.c, static_cast<std::size_t>(p.m), static_cast<std::size_t>(p.n));
-  KokkosBlas::gemm(space, "N", "N", alpha, at, bt, may_overwrite && p.overwrite ? T{0} : T{1}, ct);
-}
-#endif
+  in_tile a, b;
+  out_tile c;
+
+  product_tiles(const tile_product& p, const Kokkos::View<const T*, Memory>& a_buffer,
+                const Kokkos::View<const T*, Memory>& b_buffer, const Kokkos::View<T*, Memory>& c_buffer)
+      : a(a_buffer.data() + p.a, static_cast<std::size_t>(p.m), static_cast<std::size_t>(p.k)),
+        b(b_buffer.data() + p.b, static_cast<std::size_t>(p.k), static_cast<std::size_t>(p.n)),
+        c(c_buffer.data() + p.c, static_cast<std::size_t>(p.m), static_cast<std::size_t>(p.n)) {}
+};
 
 /// One product C_t += alpha * A_t * B_t of column-major tiles in the given
 /// buffers (C_t = alpha * A_t * B_t when `may_overwrite` and p.overwrite).
 template <class ExecutionSpace, class T, class Memory>
 void tile_gemm(const tile_product& p, T alpha, const Kokkos::View<const T*, Memory>& a,
                const Kokkos::View<const T*, Memory>& b, const Kokkos::View<T*, Memory>& c, bool may_overwrite = false) {
-  using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  using in_tile = Kokkos::View<const T**, Kokkos::LayoutLeft, Kokkos::Device<ExecutionSpace, Memory>, unmanaged>;
-  using out_tile = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<ExecutionSpace, Memory>, unmanaged>;
   if (p.m == 0 || p.n == 0 || p.k == 0) return;
-  const in_tile at(a.data() + p.a, static_cast<std::size_t>(p.m), static_cast<std::size_t>(p.k));
-  const in_tile bt(b.data() + p.b, static_cast<std::size_t>(p.k), static_cast<std::size_t>(p.n));
-  const out_tile ct(c.data() + p.c, static_cast<std::size_t>(p.m), static_cast<std::size_t>(p.n));
-  KokkosBlas::gemm("N", "N", alpha, at, bt, may_overwrite && p.overwrite ? T{0} : T{1}, ct);
+  const product_tiles<ExecutionSpace, T, Memory> t(p, a, b, c);
+  KokkosBlas::gemm("N", "N", alpha, t.a, t.b, may_overwrite && p.overwrite ? T{0} : T{1}, t.c);
 }
+
+#if KOKKOS_VERSION >= 40100
+/// tile_gemm queued on the execution space instance `space` (a stream on a GPU); Kokkos-Kernels
+/// takes an instance from 4.1 on.
+template <class ExecutionSpace, class T, class Memory>
+void tile_gemm_on(const ExecutionSpace& space, const tile_product& p, T alpha, const Kokkos::View<const T*, Memory>& a,
+                  const Kokkos::View<const T*, Memory>& b, const Kokkos::View<T*, Memory>& c,
+                  bool may_overwrite = false) {
+  if (p.m == 0 || p.n == 0 || p.k == 0) return;
+  const product_tiles<ExecutionSpace, T, Memory> t(p, a, b, c);
+  KokkosBlas::gemm(space, "N", "N", alpha, t.a, t.b, may_overwrite && p.overwrite ? T{0} : T{1}, t.c);
+}
+#endif
 
 /// Run `products` in order: C += alpha * A * B, each tile a column-major View
 /// into the given buffers (all in `Memory`). Products that share a C tile are
