@@ -180,7 +180,7 @@ void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& 
           // One column per lane (k <= 32): four entries at a time, their rows of X looked up before
           // any is multiplied, so four loads of X are in flight at once instead of one (a lane
           // waits on latency, not bandwidth, on the scattered rows of a power-law matrix; an H100
-          // ran R-MAT 18 at k = 8 and 32 5% faster). With 2 or 4 columns per lane the registers
+          // ran R-MAT 18 at k = 8 and 32 8-9% faster). With 2 or 4 columns per lane the registers
           // this takes cost more than it gains (k = 128: 37% slower), so those keep one at a time.
           // The sums keep their order either way.
           const offset_type unrolled_end = PerLane == 1 ? end : begin;
