@@ -2,9 +2,10 @@
 // random and structured matrices, irregular tilings with zero-width tiles, every process grid,
 // replicated targets, re-tiling, empty matrices and more ranks than tile rows; bsgemm and summa
 // on converted operands against spgemm on row_block x csr; the conversion's traffic from the
-// counters; bad input raised on every rank.
+// counters; bad input raised on every rank; tile norms of tiles larger than one summing slice.
 #include "test_support.hpp"
 
+#include <cmath>
 #include <random>
 #include <set>
 #include <string_view>
@@ -252,5 +253,29 @@ TEST_CASE("a user's tile distribution runs bsgemm and summa: rows found by askin
     test::require_equal(c, product, 1e-12);
     const auto tb_user = to_tiles<tiled<reversed_rows>>(b, reversed_rows::mapping(grid, k, n));
     test::require_equal(summa(1.0, ta, tb_user), product, 1e-12);
+  }
+}
+
+TEST_CASE("tile norms of tiles larger than one summing slice (16,384 values) equal the serial sum") {
+  const auto& comm = test::world();
+  // Tiles of 19,500 and 21,000 values (two slices each where the device algorithms measure norms in
+  // place), a small one and an empty one, on every grid.
+  const std::vector<global_index> row_sizes{130, 140, 0, 7}, col_sizes{150, 3};
+  const auto rows = tiled_range::from_sizes(row_sizes), cols = tiled_range::from_sizes(col_sizes);
+  const auto value = [](global_index i, global_index j) { return 1.0 + static_cast<double>((i * 31 + j * 17) % 7) * 0.25; };
+  for (const auto grid : grids_of(comm.size())) {
+    INFO("grid " << grid.p << " x " << grid.q);
+    const auto a = make_block_sparse<double, tiled<block_cyclic_2d>>(
+        comm, block_cyclic_2d::mapping(grid, rows, cols), [](std::size_t, std::size_t) { return true; },
+        [&](global_index i, global_index j) { return value(i, j); });
+    REQUIRE(a.shape().num_nonzero_tiles() == rows.num_tiles() * cols.num_tiles());
+    for (const auto& t : a.shape().tiles()) {
+      const auto ti = static_cast<std::size_t>(t.row), tj = static_cast<std::size_t>(t.col);
+      double sum = 0;
+      for (global_index i = rows.begin(ti); i < rows.end(ti); ++i)
+        for (global_index j = cols.begin(tj); j < cols.end(tj); ++j) sum += value(i, j) * value(i, j);
+      INFO("tile (" << ti << ", " << tj << ")");
+      CHECK(t.norm == doctest::Approx(std::sqrt(sum)).epsilon(1e-12));
+    }
   }
 }
