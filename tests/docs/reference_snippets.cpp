@@ -294,6 +294,11 @@ TEST_CASE("errors.md: one error on every rank, collectively, counters") {
   auto build = comm.stats().of("build");                  // tessera::traffic{messages, bytes}
   auto all = tessera::reduce_traffic(comm, "build");      // .total and .max_per_rank over ranks (collective)
 
+  {
+    const tessera::profiling_region region("my_app::assemble");      // a Kokkos Tools region
+    auto A = tessera::build_from_triplets<double, P>(comm, m, n, t);  // inside it: my_app::assemble/tessera::build
+  }
+
   // Every rank sends P - 1 size messages and one bucket to each other rank that owns some of its rows.
   CHECK(build.messages >= static_cast<std::uint64_t>(comm.size() - 1));
   CHECK(all.total.messages == static_cast<std::uint64_t>(comm.sum(static_cast<std::int64_t>(build.messages))));
