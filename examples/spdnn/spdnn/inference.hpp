@@ -347,21 +347,11 @@ void compact_columns(const typename tessera::dist_dense<T, Policy>::view_type& f
   typename Policy::execution_space().fence();
 }
 
-/// First entry of row i (sorted columns) whose column is at least `column`: a binary search.
+/// First entry of row i (sorted columns) whose column is at least `column`.
 template <class RowPtr, class Cols>
 KOKKOS_INLINE_FUNCTION auto first_at_or_after(const RowPtr& row_ptr, const Cols& col_idx, std::size_t i,
                                               tessera::local_index column) {
-  auto e = row_ptr(i);
-  for (auto count = row_ptr(i + 1) - e; count > 0;) {
-    const auto half = count / 2;
-    if (col_idx(e + half) < column) {
-      e += half + 1;
-      count -= half + 1;
-    } else {
-      count = half;
-    }
-  }
-  return e;
+  return tessera::kernels::lower_bound_in(col_idx, row_ptr(i), row_ptr(i + 1), column);
 }
 
 /// fill_batch on host cores: a work item per row of Y'(0).

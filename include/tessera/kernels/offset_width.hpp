@@ -15,26 +15,16 @@
 
 namespace tessera::kernels {
 
-/// `wide` as int, element by element (the caller knows every value is at most INT_MAX).
-template <class ExecSpace, class MemorySpace>
-Kokkos::View<int*, MemorySpace> narrow_offsets(const ExecSpace& exec, const Kokkos::View<const offset_type*, MemorySpace>& wide) {
-  const Kokkos::View<int*, MemorySpace> narrow(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::offsets32"),
-                                               wide.extent(0));
+/// `from` with every element converted to `To`, in the execution space: row offsets narrowed to
+/// int (the caller knows every value is at most INT_MAX) or widened back to offset_type.
+template <class To, class ExecSpace, class From, class MemorySpace>
+Kokkos::View<To*, MemorySpace> offsets_as(const ExecSpace& exec, const Kokkos::View<const From*, MemorySpace>& from) {
+  const Kokkos::View<To*, MemorySpace> to(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::offsets"),
+                                          from.extent(0));
   Kokkos::parallel_for(
-      "tessera::narrow_offsets", Kokkos::RangePolicy<ExecSpace>(exec, 0, wide.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { narrow(i) = static_cast<int>(wide(i)); });
-  return narrow;
-}
-
-/// `narrow` as offset_type, element by element.
-template <class ExecSpace, class MemorySpace>
-Kokkos::View<offset_type*, MemorySpace> widen_offsets(const ExecSpace& exec, const Kokkos::View<const int*, MemorySpace>& narrow) {
-  const Kokkos::View<offset_type*, MemorySpace> wide(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::offsets64"),
-                                                     narrow.extent(0));
-  Kokkos::parallel_for(
-      "tessera::widen_offsets", Kokkos::RangePolicy<ExecSpace>(exec, 0, narrow.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { wide(i) = static_cast<offset_type>(narrow(i)); });
-  return wide;
+      "tessera::convert_offsets", Kokkos::RangePolicy<ExecSpace>(exec, 0, from.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { to(i) = static_cast<To>(from(i)); });
+  return to;
 }
 
 }  // namespace tessera::kernels

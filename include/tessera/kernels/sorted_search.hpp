@@ -10,12 +10,12 @@
 
 namespace tessera::kernels {
 
-/// The first position in sorted[0, n) whose value is not less than `value` (std::lower_bound).
-template <class SortedView, class Value>
-KOKKOS_INLINE_FUNCTION std::size_t lower_bound_in(const SortedView& sorted, std::size_t n, const Value& value) {
-  std::size_t first = 0, count = n;
-  while (count > 0) {
-    const std::size_t half = count / 2;
+/// The first position in sorted[first, last) whose value is not less than `value`
+/// (std::lower_bound on a range of a View: a row of a CSR matrix, say).
+template <class SortedView, class Index, class Value>
+KOKKOS_INLINE_FUNCTION Index lower_bound_in(const SortedView& sorted, Index first, Index last, const Value& value) {
+  for (Index count = last - first; count > 0;) {
+    const Index half = count / 2;
     if (sorted(first + half) < value) {
       first += half + 1;
       count -= half + 1;
@@ -24,6 +24,12 @@ KOKKOS_INLINE_FUNCTION std::size_t lower_bound_in(const SortedView& sorted, std:
     }
   }
   return first;
+}
+
+/// The first position in sorted[0, n) whose value is not less than `value` (std::lower_bound).
+template <class SortedView, class Value>
+KOKKOS_INLINE_FUNCTION std::size_t lower_bound_in(const SortedView& sorted, std::size_t n, const Value& value) {
+  return lower_bound_in(sorted, std::size_t{0}, n, value);
 }
 
 }  // namespace tessera::kernels

@@ -23,6 +23,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <concepts>
 #include <cstring>
@@ -91,19 +92,18 @@ std::vector<double> local_norms_in_place(const block_sparse_tiles<T, Memory>& ti
   const std::size_t n = tiles.num_tiles();
   std::vector<double> out(n, 0.0);
   if (n == 0) return out;
-  // Slice s covers values [slice_begin[s], slice_begin[s + 1]) of one tile; tile k owns slices
+  // Slice q covers values [slice_begin[q], slice_end[q]) of one tile; tile k owns slices
   // [first_slice[k], first_slice[k + 1]).
-  std::vector<std::size_t> slice_begin, first_slice(n + 1, 0);
+  std::vector<std::size_t> slice_begin, slice_end, first_slice(n + 1, 0);
   for (std::size_t k = 0; k < n; ++k) {
     first_slice[k] = slice_begin.size();
-    for (std::size_t e = tiles.offset[k]; e < tiles.offset[k + 1]; e += norm_slice) slice_begin.push_back(e);
+    for (std::size_t e = tiles.offset[k]; e < tiles.offset[k + 1]; e += norm_slice) {
+      slice_begin.push_back(e);
+      slice_end.push_back(std::min(e + norm_slice, tiles.offset[k + 1]));
+    }
   }
   first_slice[n] = slice_begin.size();
   const std::size_t slices = slice_begin.size();
-  std::vector<std::size_t> slice_end(slices);
-  for (std::size_t k = 0; k < n; ++k)
-    for (std::size_t q = first_slice[k]; q < first_slice[k + 1]; ++q)
-      slice_end[q] = q + 1 < first_slice[k + 1] ? slice_begin[q + 1] : tiles.offset[k + 1];
   const auto begin = to_view<std::size_t, Memory>(slice_begin, "tessera::tile_norm_slices");
   const auto end = to_view<std::size_t, Memory>(slice_end, "tessera::tile_norm_slice_ends");
   const auto first = to_view<std::size_t, Memory>(first_slice, "tessera::tile_norm_first_slice");

@@ -213,10 +213,10 @@ local_product<T, Policy> multiply_with_int_offsets(const dist_matrix<T, Policy>&
   const auto& block = a.local();
   const Kokkos::Cuda space{};
   const kernels::csr32<T, mem> a32{block.rows, block.cols,
-                                   kernels::narrow_offsets(space, Kokkos::View<const offset_type*, mem>(block.row_ptr)),
+                                   kernels::offsets_as<int>(space, Kokkos::View<const offset_type*, mem>(block.row_ptr)),
                                    block.col_idx, block.values};
   const kernels::csr32<T, mem> b32{block.cols, static_cast<int>(b_hat.col_map.extent(0)),
-                                   kernels::narrow_offsets(space, Kokkos::View<const offset_type*, mem>(b_hat.ptr)),
+                                   kernels::offsets_as<int>(space, Kokkos::View<const offset_type*, mem>(b_hat.ptr)),
                                    b_hat.cols, b_hat.values};
   const auto c = kernels::spgemm_cusparse(space, a32, b32);
   // cuSPARSE's rows come out sorted; sort_rows only checks them (a team per long row returns at
@@ -225,14 +225,11 @@ local_product<T, Policy> multiply_with_int_offsets(const dist_matrix<T, Policy>&
   typename dist_matrix<T, Policy>::local_block_type out;
   out.rows = block.rows;
   out.cols = static_cast<local_index>(b_hat.col_map.extent(0));
-  out.row_ptr = kernels::widen_offsets(space, Kokkos::View<const int*, mem>(c.row_ptr));
+  out.row_ptr = kernels::offsets_as<offset_type>(space, Kokkos::View<const int*, mem>(c.row_ptr));
   out.col_idx = c.col_idx;
   out.values = c.values;
   return {out, b_hat.col_map};
 }
-#else
-template <class T, class ExecSpace>
-inline constexpr bool spgemm_through_cusparse = false;
 #endif
 
 /// Plus-times through Kokkos-Kernels on B^ (compressed_operand: the referenced rows of B with
