@@ -4,7 +4,9 @@
 # again alone, and one JSON line per translation unit goes to stdout and to OUT (default
 # bench/results/compile-times-<date>.jsonl): wall and CPU seconds, peak memory, preprocessed lines,
 # and g++'s -ftime-report phases (the template instantiation share among them). A source given as
-# FILE#MACRO picks the compile command of FILE that defines MACRO (one file, several targets).
+# FILE#MACRO picks the compile command of FILE that defines MACRO (one file, several targets):
+# tests/docs/readme_program.cpp#TESSERA_USE_INSTANTIATIONS is the README program linked to
+# tessera::instantiations (a build configured with -DTESSERA_INSTANTIATIONS=ON).
 #
 #   tools/compile-times.sh [-b BUILD_DIR] [-o OUT] [source.cpp ...]
 #
@@ -40,7 +42,8 @@ for source in sources:
     def command_of(c):
         return c["command"] if "command" in c else " ".join(c["arguments"])
     entry = next((c for c in commands if os.path.realpath(c["file"]) == path
-                  and (("-D" + macro) in command_of(c) if macro else "-DTESSERA_DOCS_README_PROGRAM" not in command_of(c))), None)
+                  and (("-D" + macro) in command_of(c) if macro else not any(
+                      m in command_of(c) for m in ("-DTESSERA_DOCS_README_PROGRAM", "-DTESSERA_USE_INSTANTIATIONS")))), None)
     if entry is None:
         print(f"compile-times: {source} is not in {build}/compile_commands.json (not a target of this build)", file=sys.stderr)
         continue

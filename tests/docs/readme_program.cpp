@@ -1,7 +1,15 @@
 // README.md's "Ten lines" program, whole and line for line (test_docs_snippets_readme checks the
 // page against this file); test_docs_readme_program runs it on the A.mtx that
 // test_docs_reference_snippets wrote.
-#include <tessera/tessera.hpp>
+#include <tessera/comm/mpi_rma.hpp>              // only what the program uses: a backend,
+#include <tessera/distribution/row_block.hpp>     // a distribution, the storages,
+#include <tessera/environment.hpp>
+#include <tessera/matrix/convert.hpp>             // and one header per operation
+#include <tessera/matrix/matrix_market.hpp>       // (<tessera/tessera.hpp> includes them all)
+#include <tessera/ops/spgemm.hpp>
+#include <tessera/ops/transpose.hpp>
+#include <tessera/storage/csc.hpp>
+#include <tessera/storage/csr.hpp>
 int main(int argc, char** argv) {
   tessera::environment env(argc, argv);                          // MPI + Kokkos, finalised in order
   using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;

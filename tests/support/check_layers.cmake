@@ -8,7 +8,9 @@ if(NOT ROOT)
 endif()
 # Bottom to top. policy.hpp (the composition the concepts check) is on the concepts' layer;
 # tessera.hpp and environment.hpp sit at the top, beside testing/.
-set(layers core comm kernels distribution storage concepts matrix generators ops testing)
+# instantiations/ holds macros only (the entry points that tessera::instantiations compiles), which
+# the matrix/ and ops/ headers expand last: it sits below them.
+set(layers core comm kernels distribution storage concepts instantiations matrix generators ops testing)
 set(base ${ROOT}/include/tessera)
 file(GLOB_RECURSE headers ${base}/*.hpp)
 set(found "")

@@ -17,6 +17,8 @@
 
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
+#include "process_grid.hpp"
+#include "tile_placement.hpp"
 #include "tiled_range.hpp"
 
 #include <algorithm>
@@ -26,84 +28,6 @@
 #include <vector>
 
 namespace tessera {
-
-/// A p x q process grid; rank r * q + c sits at row r, column c.
-struct process_grid {
-  int p = 1;
-  int q = 1;
-  [[nodiscard]] int size() const noexcept { return p * q; }
-  [[nodiscard]] int rank(int row, int col) const noexcept { return row * q + col; }
-  [[nodiscard]] int row_of(int rank) const noexcept { return rank / q; }
-  [[nodiscard]] int col_of(int rank) const noexcept { return rank % q; }
-  /// The squarest grid of `ranks` processes with p <= q.
-  [[nodiscard]] static process_grid squarest(int ranks) {
-    int p = static_cast<int>(std::sqrt(static_cast<double>(ranks)));
-    while (p > 1 && ranks % p != 0) --p;
-    p = std::max(p, 1);
-    return {p, ranks / p};
-  }
-  friend bool operator==(const process_grid&, const process_grid&) = default;
-};
-
-namespace detail {
-/// Throw unless `grid` has exactly `ranks` processes.
-inline void require_grid(const process_grid& grid, int ranks, const char* who) {
-  TESSERA_REQUIRE(grid.p > 0 && grid.q > 0, invalid_argument, "{}: a {} x {} process grid is empty", who, grid.p,
-                  grid.q);
-  TESSERA_REQUIRE(grid.size() == ranks, dimension_mismatch,
-                  "{}: a {} x {} process grid needs {} ranks but the communicator has {}", who, grid.p, grid.q,
-                  grid.size(), ranks);
-}
-
-/// Where the tiles of one dimension land on their owners: each tile's local offset, each owner's
-/// local extent and its tiles in order, so local -> global is a binary search, not a scan.
-struct tile_placement {
-  std::vector<global_index> offset;              ///< per tile: first local index on its owner
-  std::vector<global_index> extent;              ///< per owner: local extent
-  std::vector<std::vector<std::size_t>> owned;   ///< per owner: its tiles, ascending
-
-  /// `owner_of(t)` gives tile t's owner in [0, owners).
-  template <class OwnerOf>
-  tile_placement(const tiled_range& range, int owners, OwnerOf owner_of)
-      : offset(range.num_tiles(), 0), extent(static_cast<std::size_t>(owners), 0),
-        owned(static_cast<std::size_t>(owners)) {
-    for (std::size_t t = 0; t < range.num_tiles(); ++t) {
-      const auto o = static_cast<std::size_t>(owner_of(t));
-      offset[t] = extent[o];
-      extent[o] += range.size(t);
-      owned[o].push_back(t);
-    }
-  }
-  tile_placement() = default;
-
-  /// The global index of local index l of `owner`, or -1 beyond its extent.
-  [[nodiscard]] global_index global(const tiled_range& range, int owner, global_index l) const {
-    const auto& mine = owned[static_cast<std::size_t>(owner)];
-    // The last tile starting at or before l (a zero-width tile shares its start with the next one).
-    const auto it = std::upper_bound(mine.begin(), mine.end(), l,
-                                     [&](global_index v, std::size_t t) { return v < offset[t]; });
-    if (it == mine.begin()) return -1;
-    const std::size_t t = *(it - 1);
-    return l < offset[t] + range.size(t) ? range.begin(t) + (l - offset[t]) : -1;
-  }
-  friend bool operator==(const tile_placement&, const tile_placement&) = default;
-};
-
-/// The grid column of every tile column: `given`, or tj mod q when empty; checked against the
-/// tiling and the grid (`who` names the distribution in the message).
-inline std::vector<int> checked_column_owners(std::string_view who, const process_grid& grid, const tiled_range& cols,
-                                              std::vector<int> given) {
-  TESSERA_REQUIRE(grid.p > 0 && grid.q > 0, invalid_argument, "{}: a {} x {} grid is empty", who, grid.p, grid.q);
-  if (given.empty())
-    for (std::size_t t = 0; t < cols.num_tiles(); ++t) given.push_back(static_cast<int>(t) % grid.q);
-  TESSERA_REQUIRE(given.size() == cols.num_tiles(), dimension_mismatch, "{}: {} column owners for {} tile columns",
-                  who, given.size(), cols.num_tiles());
-  for (int c : given)
-    TESSERA_REQUIRE(c >= 0 && c < grid.q, invalid_argument,
-                    "{}: tile column owner {} is outside the grid's {} columns", who, c, grid.q);
-  return given;
-}
-}  // namespace detail
 
 /// Distribution policy: tiles over a p x q grid, cyclic in both dimensions.
 ///

@@ -13,7 +13,8 @@
 
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
-#include "block_cyclic_2d.hpp"
+#include "process_grid.hpp"
+#include "tile_placement.hpp"
 #include "tiled_range.hpp"
 
 #include <algorithm>

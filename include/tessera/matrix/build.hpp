@@ -88,6 +88,11 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
 
 }  // namespace tessera
 
+#ifdef TESSERA_USE_INSTANTIATIONS  // compiled once in tessera::instantiations, not in this unit
+#include "../instantiations/use.hpp"
+TESSERA_FOR_EACH_INSTANTIATED_POLICY(TESSERA_INSTANTIATE_BUILD, extern)
+#endif
+
 #ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_BUILD_HPP
 #undef TESSERA_IMPL_PUBLIC_INCLUDE
 #undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_BUILD_HPP

@@ -43,6 +43,11 @@ template <class NewStorage, class T, class Policy>
 
 }  // namespace tessera
 
+#ifdef TESSERA_USE_INSTANTIATIONS  // compiled once in tessera::instantiations, not in this unit
+#include "../instantiations/use.hpp"
+TESSERA_FOR_EACH_INSTANTIATED_POLICY(TESSERA_INSTANTIATE_CONVERT, extern)
+#endif
+
 #ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_CONVERT_HPP
 #undef TESSERA_IMPL_PUBLIC_INCLUDE
 #undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_CONVERT_HPP

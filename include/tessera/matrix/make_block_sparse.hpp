@@ -13,8 +13,6 @@
 #include "../concepts/backend.hpp"
 #include "../core/device_algorithms.hpp"
 #include "../core/error.hpp"
-#include "../distribution/block_cyclic_2d.hpp"
-#include "../distribution/replicated_columns.hpp"
 #include "../storage/block_sparse.hpp"
 #include "../storage/tiles.hpp"
 #include "dist_matrix.hpp"

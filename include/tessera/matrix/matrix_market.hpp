@@ -324,6 +324,11 @@ void write_matrix_market(const dist_matrix<T, Policy>& a, const std::string& pat
 
 }  // namespace tessera
 
+#ifdef TESSERA_USE_INSTANTIATIONS  // compiled once in tessera::instantiations, not in this unit
+#include "../instantiations/use.hpp"
+TESSERA_FOR_EACH_INSTANTIATED_POLICY(TESSERA_INSTANTIATE_READ, extern)
+#endif
+
 #ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_MATRIX_MARKET_HPP
 #undef TESSERA_IMPL_PUBLIC_INCLUDE
 #undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_MATRIX_MARKET_HPP

@@ -357,6 +357,11 @@ void spgemm_accumulate(const dist_matrix<T, Policy>& mask, const dist_matrix<T, 
 
 }  // namespace tessera
 
+#ifdef TESSERA_USE_INSTANTIATIONS  // compiled once in tessera::instantiations, not in this unit
+#include "../instantiations/use.hpp"
+TESSERA_FOR_EACH_INSTANTIATED_POLICY(TESSERA_INSTANTIATE_SPGEMM, extern)
+#endif
+
 #ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_HPP
 #undef TESSERA_IMPL_PUBLIC_INCLUDE
 #undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_HPP

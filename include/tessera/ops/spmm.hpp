@@ -122,6 +122,11 @@ dist_dense<T, Policy> spmv(const dist_matrix<T, Policy>& a, const dist_dense<T, 
 
 }  // namespace tessera
 
+#ifdef TESSERA_USE_INSTANTIATIONS  // compiled once in tessera::instantiations, not in this unit
+#include "../instantiations/use.hpp"
+TESSERA_FOR_EACH_INSTANTIATED_POLICY(TESSERA_INSTANTIATE_SPMM, extern)
+#endif
+
 #ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPMM_HPP
 #undef TESSERA_IMPL_PUBLIC_INCLUDE
 #undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPMM_HPP

@@ -10,39 +10,11 @@
 #include "../../concepts/distribution.hpp"
 #include "../../core/index_types.hpp"
 #include "../../distribution/row_partition.hpp"
+#include "grid_positions.hpp"
 
 #include <vector>
 
 namespace tessera {
-
-namespace detail {
-
-/// Group of index i of n when n indices are cut into `groups` contiguous, nearly equal shares.
-[[nodiscard]] inline int even_share(global_index i, global_index n, int groups) {
-  return n == 0 ? 0 : static_cast<int>((i * groups) / n);
-}
-
-/// The grid row of row i of a grid mapping: that of the rank owning (i, first column), or an
-/// even share of the rows over the grid rows when the mapping replicates (every grid row holds
-/// every row: the replicas then split the rows between them).
-template <grid_mapping M>
-[[nodiscard]] int grid_row_of_row(const M& m, global_index i) {
-  if constexpr (replicated_mapping<M>) {
-    return even_share(i, m.global_rows(), m.grid().p);
-  } else {
-    if (m.global_cols() == 0) return even_share(i, m.global_rows(), m.grid().p);
-    return m.grid().row_of(m.owner(i, 0));
-  }
-}
-
-/// The grid column of column j of a grid mapping: that of the rank owning (first row, j).
-template <grid_mapping M>
-[[nodiscard]] int grid_col_of_col(const M& m, global_index j) {
-  if (m.global_rows() == 0) return even_share(j, m.global_cols(), m.grid().q);
-  return m.grid().col_of(m.owner(0, j));
-}
-
-}  // namespace detail
 
 /// Which dimension of a grid matrix a dense block lines up with.
 enum class grid_side {

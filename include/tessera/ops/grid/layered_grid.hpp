@@ -17,8 +17,8 @@
 #include "../../concepts/distribution.hpp"
 #include "../../core/error.hpp"
 #include "../../core/index_types.hpp"
-#include "../../distribution/block_cyclic_2d.hpp"
-#include "grid_aligned_rows.hpp"
+#include "../../distribution/process_grid.hpp"
+#include "grid_positions.hpp"
 
 #include <algorithm>
 #include <vector>
