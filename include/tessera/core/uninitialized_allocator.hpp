@@ -20,7 +20,7 @@ struct uninitialized_allocator : std::allocator<T> {
 
   uninitialized_allocator() = default;
   template <class U>
-  uninitialized_allocator(const uninitialized_allocator<U>&) noexcept {}  // NOLINT: converting, as std::allocator
+  uninitialized_allocator(const uninitialized_allocator<U>&) noexcept {}  // converting, as std::allocator's
 
   /// Default-initialise (no zeroing for trivial types) where std::allocator would value-initialise.
   template <class U>

@@ -21,6 +21,9 @@
 #include <string>
 #include <type_traits>
 
+// The macros expand at global scope. Function names are written `tessera::f`, not `::tessera::f`:
+// after a return type ending in `>`, a leading `::` would continue that type's qualified name.
+
 /// Policy for X and Y of spmm with an A of `Policy`: `Policy` itself where its ranks own whole
 /// rows, otherwise its row_block rebinding (a grid's dense operands are split by rows).
 #define TESSERA_INSTANTIATION_DENSE_POLICY(...)                                                  \
