@@ -6,7 +6,11 @@
 #include "spdnn/reference.hpp"
 #include "spdnn/tsv.hpp"
 
-#include <tessera/tessera.hpp>
+#include <tessera/comm/aggregator.hpp>  // the three backends: --backend picks one at run time
+#include <tessera/comm/mpi_rma.hpp>
+#include <tessera/comm/progress_rank.hpp>
+#include <tessera/environment.hpp>
+#include <tessera/matrix/host_csr.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -24,7 +24,21 @@
 #include "network.hpp"
 #include "tsv.hpp"
 
-#include <tessera/tessera.hpp>
+// Only what inference uses (docs/getting-started.md#compile-time): the row_block x csr policies
+// of any backend, build, spmm, spgemm and the element-wise drop of zeros.
+#include <tessera/distribution/row_block.hpp>
+#include <tessera/kernels/sorted_search.hpp>
+#include <tessera/kernels/spmm_balanced.hpp>
+#include <tessera/matrix/build.hpp>
+#include <tessera/matrix/dist_dense.hpp>
+#include <tessera/matrix/dist_matrix.hpp>
+#include <tessera/matrix/local_triplets.hpp>
+#include <tessera/matrix/to_view.hpp>
+#include <tessera/matrix/triplets.hpp>
+#include <tessera/ops/elementwise.hpp>
+#include <tessera/ops/spgemm.hpp>
+#include <tessera/ops/spmm.hpp>
+#include <tessera/storage/csr.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
