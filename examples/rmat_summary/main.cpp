@@ -2,7 +2,14 @@
 // distributed CSR matrix, and print how it landed on the ranks.
 //
 //   mpirun -n 2 tessera-rmat-summary --scale 14 --edge-factor 16 --balance nonzeros
-#include <tessera/tessera.hpp>
+#include <tessera/comm/mpi_rma.hpp>
+#include <tessera/distribution/row_block.hpp>
+#include <tessera/environment.hpp>
+#include <tessera/generators/rmat.hpp>
+#include <tessera/matrix/local_triplets.hpp>
+#include <tessera/matrix/matrix_market.hpp>
+#include <tessera/matrix/redistribute.hpp>
+#include <tessera/storage/csr.hpp>
 
 #include <chrono>
 #include <cstdlib>

@@ -3,7 +3,17 @@
 //
 //   mpirun -n 2 tessera-contract --occupied 12 --unoccupied 60 --tile-min 4 --tile-max 12 --cutoff 6 --iterations 5
 //   mpirun -n 2 tessera-contract --occupied 6 --unoccupied 20 --check      # validate against a dense product
-#include <tessera/tessera.hpp>
+#include <tessera/comm/aggregator.hpp>  // the three backends: --backend picks one at run time
+#include <tessera/comm/mpi_rma.hpp>
+#include <tessera/comm/progress_rank.hpp>
+#include <tessera/distribution/block_cyclic_2d.hpp>
+#include <tessera/distribution/replicated_columns.hpp>
+#include <tessera/environment.hpp>
+#include <tessera/generators/molecular_chain.hpp>
+#include <tessera/matrix/make_block_sparse.hpp>
+#include <tessera/matrix/share_on_node.hpp>
+#include <tessera/ops/bsgemm.hpp>
+#include <tessera/storage/tiles.hpp>
 
 #include <algorithm>
 #include <chrono>
