@@ -11,6 +11,19 @@ string(REPLACE "|" ";" KOKKOS_ARGS "${KOKKOS_ARGS}")
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 
+# A list naming something tessera does not have is refused at configure time, with what it has.
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR} -B ${WORK_DIR}/refused -G "${GENERATOR}"
+                        -DTESSERA_INSTANTIATIONS=ON -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_EXAMPLES=OFF
+                        -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_INSTANTIATE_BACKENDS=mpi_rma\;carrier_pigeon
+                        ${KOKKOS_ARGS}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REGEX REPLACE "[ \n]+" " " err_flat "${err}")  # CMake wraps the message's lines
+if(rc EQUAL 0 OR NOT err_flat MATCHES "'carrier_pigeon' is not one of tessera's backends \\(mpi_rma, progress_rank, aggregator\\)")
+  message(FATAL_ERROR "configuring with TESSERA_INSTANTIATE_BACKENDS=mpi_rma;carrier_pigeon should fail naming the "
+                      "unknown backend and the known ones (rc ${rc}):\n${err}")
+endif()
+file(REMOVE_RECURSE ${WORK_DIR}/refused)
+
 run(${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR} -B ${WORK_DIR}/tessera -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
     -DTESSERA_INSTANTIATIONS=ON -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_EXAMPLES=OFF -DTESSERA_BUILD_BENCHMARKS=OFF
     -DTESSERA_INSTANTIATE_VALUE_TYPES=double -DTESSERA_INSTANTIATE_DISTRIBUTIONS=row_block
