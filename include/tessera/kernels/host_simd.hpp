@@ -23,6 +23,79 @@
 #include <immintrin.h>
 #endif
 
+namespace tessera::kernels::detail {
+
+/// One SIMD register of Ts on the host and its few operations, the widest the build has
+/// (AVX-512, else AVX2 with FMA); `native` is false (and `reg` a plain T) where it has neither, so
+/// kernels written against it fall back to their portable loops. Streaming stores need `p`
+/// aligned to the register's width.
+template <class T>
+struct host_vector {
+  static constexpr bool native = false;
+  using reg = T;
+  static constexpr int lanes = 1;
+  static reg zero() { return T{}; }
+  static reg load(const T* p) { return *p; }
+  static reg broadcast(T x) { return x; }
+  static reg fma(reg a, reg b, reg c) { return a * b + c; }
+  static void store(T* p, reg x) { *p = x; }
+  static void stream(T* p, reg x) { *p = x; }
+};
+
+#if defined(TESSERA_HOST_AVX512)
+template <>
+struct host_vector<double> {
+  static constexpr bool native = true;
+  using reg = __m512d;
+  static constexpr int lanes = 8;
+  static reg zero() { return _mm512_setzero_pd(); }
+  static reg load(const double* p) { return _mm512_loadu_pd(p); }
+  static reg broadcast(double x) { return _mm512_set1_pd(x); }
+  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_pd(a, b, c); }
+  static void store(double* p, reg x) { _mm512_storeu_pd(p, x); }
+  static void stream(double* p, reg x) { _mm512_stream_pd(p, x); }
+};
+template <>
+struct host_vector<float> {
+  static constexpr bool native = true;
+  using reg = __m512;
+  static constexpr int lanes = 16;
+  static reg zero() { return _mm512_setzero_ps(); }
+  static reg load(const float* p) { return _mm512_loadu_ps(p); }
+  static reg broadcast(float x) { return _mm512_set1_ps(x); }
+  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
+  static void store(float* p, reg x) { _mm512_storeu_ps(p, x); }
+  static void stream(float* p, reg x) { _mm512_stream_ps(p, x); }
+};
+#elif defined(TESSERA_HOST_AVX2_FMA)
+template <>
+struct host_vector<double> {
+  static constexpr bool native = true;
+  using reg = __m256d;
+  static constexpr int lanes = 4;
+  static reg zero() { return _mm256_setzero_pd(); }
+  static reg load(const double* p) { return _mm256_loadu_pd(p); }
+  static reg broadcast(double x) { return _mm256_set1_pd(x); }
+  static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_pd(a, b, c); }
+  static void store(double* p, reg x) { _mm256_storeu_pd(p, x); }
+  static void stream(double* p, reg x) { _mm256_stream_pd(p, x); }
+};
+template <>
+struct host_vector<float> {
+  static constexpr bool native = true;
+  using reg = __m256;
+  static constexpr int lanes = 8;
+  static reg zero() { return _mm256_setzero_ps(); }
+  static reg load(const float* p) { return _mm256_loadu_ps(p); }
+  static reg broadcast(float x) { return _mm256_set1_ps(x); }
+  static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static void store(float* p, reg x) { _mm256_storeu_ps(p, x); }
+  static void stream(float* p, reg x) { _mm256_stream_ps(p, x); }
+};
+#endif
+
+}  // namespace tessera::kernels::detail
+
 #ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_HOST_SIMD_HPP
 #undef TESSERA_IMPL_PUBLIC_INCLUDE
 #undef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_HOST_SIMD_HPP

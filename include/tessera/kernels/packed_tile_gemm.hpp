@@ -34,67 +34,21 @@ namespace tessera::kernels {
 
 namespace detail {
 
-/// Scalar "registers": the portable kernel (and the reference for the SIMD ones).
+/// The register block of the micro-kernel, per instruction set: `row_regs` registers of
+/// host_vector<T>::lanes rows by `cols` columns of C.
 template <class T>
-struct scalar_lanes {
-  using reg = T;
-  static constexpr int lanes = 1, row_regs = 4, cols = 4;  // a 4 x 4 block of C
-  static reg load(const T* p) { return *p; }
-  static reg broadcast(T x) { return x; }
-  static reg fma(reg a, reg b, reg c) { return a * b + c; }
-  static void store(T* p, reg x) { *p = x; }
-};
-
-template <class T>
-struct simd_lanes : scalar_lanes<T> {
-  static constexpr bool native = false;
-};
-
+struct simd_lanes : host_vector<T> {
 #if defined(TESSERA_HOST_AVX512)
-// 2 x 8 rows x 14 columns: 28 of the 32 zmm registers accumulate, 2 hold A, the rest broadcast B.
-template <>
-struct simd_lanes<double> {
-  static constexpr bool native = true;
-  using reg = __m512d;
-  static constexpr int lanes = 8, row_regs = 2, cols = 14;
-  static reg load(const double* p) { return _mm512_loadu_pd(p); }
-  static reg broadcast(double x) { return _mm512_set1_pd(x); }
-  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_pd(a, b, c); }
-  static void store(double* p, reg x) { _mm512_storeu_pd(p, x); }
-};
-template <>
-struct simd_lanes<float> {
-  static constexpr bool native = true;
-  using reg = __m512;
-  static constexpr int lanes = 16, row_regs = 2, cols = 14;
-  static reg load(const float* p) { return _mm512_loadu_ps(p); }
-  static reg broadcast(float x) { return _mm512_set1_ps(x); }
-  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
-  static void store(float* p, reg x) { _mm512_storeu_ps(p, x); }
-};
-#elif defined(TESSERA_HOST_AVX2_FMA)
-// 2 x 4 rows x 6 columns: 12 of the 16 ymm registers accumulate.
-template <>
-struct simd_lanes<double> {
-  static constexpr bool native = true;
-  using reg = __m256d;
-  static constexpr int lanes = 4, row_regs = 2, cols = 6;
-  static reg load(const double* p) { return _mm256_loadu_pd(p); }
-  static reg broadcast(double x) { return _mm256_set1_pd(x); }
-  static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_pd(a, b, c); }
-  static void store(double* p, reg x) { _mm256_storeu_pd(p, x); }
-};
-template <>
-struct simd_lanes<float> {
-  static constexpr bool native = true;
-  using reg = __m256;
-  static constexpr int lanes = 8, row_regs = 2, cols = 6;
-  static reg load(const float* p) { return _mm256_loadu_ps(p); }
-  static reg broadcast(float x) { return _mm256_set1_ps(x); }
-  static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
-  static void store(float* p, reg x) { _mm256_storeu_ps(p, x); }
-};
+  // 2 x 8 rows x 14 columns: 28 of the 32 zmm registers accumulate, 2 hold A, the rest broadcast B.
+  static constexpr int native_row_regs = 2, native_cols = 14;
+#else
+  // 2 x 4 rows x 6 columns: 12 of the 16 ymm registers accumulate.
+  static constexpr int native_row_regs = 2, native_cols = 6;
 #endif
+  // Scalar "registers" (no SIMD for T in this build): a 4 x 4 block of C.
+  static constexpr int row_regs = host_vector<T>::native ? native_row_regs : 4;
+  static constexpr int cols = host_vector<T>::native ? native_cols : 4;
+};
 
 /// Ask for the cache line at `p` in L2 (a hint; nothing where the compiler has no prefetch builtin).
 inline void prefetch_l2([[maybe_unused]] const void* p) {

@@ -74,6 +74,12 @@ inline void stream_fence() {
 }
 }  // namespace detail
 
+/// True when the host kernel can keep a row of Width Ts of Y in SIMD registers on ExecSpace
+/// (host_vector has registers for T and Width fills whole ones).
+template <int Width, class ExecSpace, class T>
+inline constexpr bool has_register_rows = detail::host_vector<T>::native && Width % detail::host_vector<T>::lanes == 0 &&
+                                          Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+
 /// One pass of spmm_rows_fixed: rows of Y stored plainly or (Streaming) past the caches.
 template <int Width, bool Streaming, class ExecSpace, class T, class MemorySpace>
 void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
@@ -86,9 +92,39 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
   const auto source_local = sources.local;
   const auto source_row = sources.row;
   const auto nnz = static_cast<offset_type>(col_idx.extent(0));
+  const Kokkos::RangePolicy<ExecSpace> policy(exec, 0, rows.extent(0));
+  const char* const name = Streaming ? "tessera::spmm_rows_streaming" : "tessera::spmm_rows";
+  if constexpr (has_register_rows<Width, ExecSpace, T>) {
+    // The row of Y in SIMD registers, written once: as a local array GCC kept it on the stack and
+    // reloaded and stored it every entry, a store-to-load round trip on each FMA's dependency
+    // chain. The sums are the same FMAs in the same order as the portable loop's.
+    using vec = detail::host_vector<T>;
+    constexpr int regs = Width / vec::lanes;
+    Kokkos::parallel_for(name, policy, KOKKOS_LAMBDA(const std::size_t i) {
+      const local_index r = rows(i);
+      typename vec::reg acc[regs];
+      for (int j = 0; j < regs; ++j) acc[j] = vec::zero();
+      const offset_type end = row_ptr(r + 1);
+      for (offset_type e = row_ptr(r); e < end; ++e) {
+        if (e + detail::x_prefetch_distance < nnz) {
+          const local_index ahead = col_idx(e + detail::x_prefetch_distance);
+          detail::prefetch_row<Width>(source_local(ahead) ? &x_local(source_row(ahead), 0) : &x_halo(source_row(ahead), 0));
+        }
+        const local_index c = col_idx(e);
+        const auto a = vec::broadcast(values(e));
+        const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+        for (int j = 0; j < regs; ++j) acc[j] = vec::fma(a, vec::load(in + j * vec::lanes), acc[j]);
+      }
+      T* out = &y(r, 0);
+      for (int j = 0; j < regs; ++j) {
+        if constexpr (Streaming) vec::stream(out + j * vec::lanes, acc[j]);
+        else vec::store(out + j * vec::lanes, acc[j]);
+      }
+    });
+    return;
+  }
   Kokkos::parallel_for(
-      Streaming ? "tessera::spmm_rows_streaming" : "tessera::spmm_rows",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+      name, policy, KOKKOS_LAMBDA(const std::size_t i) {
         const local_index r = rows(i);
         alignas(64) T acc[Width];
         for (int t = 0; t < Width; ++t) acc[t] = T{};

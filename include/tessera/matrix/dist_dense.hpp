@@ -11,6 +11,7 @@
 #include "../concepts/distribution.hpp"
 #include "../core/device_algorithms.hpp"
 #include "../core/error.hpp"
+#include "../core/huge_pages.hpp"
 #include "../policy.hpp"
 #include "dist_matrix.hpp"
 #include "gather.hpp"
@@ -161,6 +162,8 @@ class dist_dense {
     const local_extents ext = mapping_.extents(comm_.rank());
     local_ = view_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::dist_dense"),
                        static_cast<std::size_t>(ext.rows), static_cast<std::size_t>(ext.cols));
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible)
+      advise_huge_pages(local_.data(), local_.span() * sizeof(T));
     detail::zero_rows<execution_space>(local_);
   }
 

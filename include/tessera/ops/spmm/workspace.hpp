@@ -11,6 +11,7 @@
 #include "../../comm/shared_context.hpp"
 #include "../../comm/mpi_memory.hpp"
 #include "../../comm/segment.hpp"
+#include "../../core/huge_pages.hpp"
 #include "../../core/typed_cache.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -67,7 +68,10 @@ struct spmm_workspace {
   /// The halo holds at least `rows` rows (not collective).
   void reserve_halo(std::size_t rows) {
     if (halo_made_ && rows <= halo.extent(0)) return;
-    halo = halo_type("tessera::spmm::halo", rows, k_);
+    halo = halo_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::halo"), rows, k_);
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible)
+      advise_huge_pages(halo.data(), halo.span() * sizeof(T));  // before the first touch: the deep_copy
+    Kokkos::deep_copy(halo, T{});
     halo_made_ = true;
     halo_landing = mpi_buffer_for<backend_type>(halo);  // where the gets land (the halo itself where MPI reaches it)
   }
