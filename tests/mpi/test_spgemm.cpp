@@ -122,6 +122,24 @@ TEST_CASE("spgemm over min-plus, max-times and or-and") {
   check(a, a, semirings::min_plus{});
   check(a32, b, semirings::max_times{});
   check(a32, b, semirings::or_and{});
+  // Rows long enough for the Gustavson kernel's bitmap path (where a semiring's identity lets it
+  // add every product unconditionally) beside short ones, in one product; and a semiring of the
+  // user's without an identity, which takes the path that tests each entry for being new.
+  struct plus_times_without_identity {
+    double add(double x, double y) const { return x + y; }
+    double multiply(double x, double y) const { return x * y; }
+  };
+  static_assert(semiring_with_identity<semirings::min_plus, double> &&
+                !semiring_with_identity<plus_times_without_identity, double>);
+  const auto r = generate::rmat<double, P>(comm, 7, 8, 3);
+  const auto wide = generate::uniform_random<double, P>(comm, 30, 90, 40, 10);
+  const auto tall = generate::uniform_random<double, P>(comm, 90, 60, 20, 11);
+  check(r, r, semirings::min_plus{});
+  check(r, r, semirings::max_times{});
+  check(r, r, plus_times_without_identity{});
+  check(wide, tall, semirings::min_plus{});
+  check(wide, tall, semirings::or_and{});
+  check(wide, tall, plus_times_without_identity{});
 }
 
 TEST_CASE("masked spgemm keeps only the mask's entries") {

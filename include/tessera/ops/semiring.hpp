@@ -9,6 +9,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <concepts>
+#include <limits>
 
 namespace tessera {
 
@@ -21,6 +22,15 @@ concept semiring = std::copy_constructible<S> && requires(const S& s, const T& a
   { s.multiply(a, b) } -> std::convertible_to<T>;
 };
 
+/// A semiring that also names its additive identity: add(identity<T>(), p) == p for every
+/// product p. Optional; where it is given, the host SpGEMM kernel starts each output entry from it
+/// and adds every product unconditionally, instead of testing whether the entry is new (on R-MAT
+/// products that test was 40% of the time).
+template <class S, class T>
+concept semiring_with_identity = semiring<S, T> && requires(const S& s) {
+  { s.template identity<T>() } -> std::convertible_to<T>;
+};
+
 namespace semirings {
 
 /// The arithmetic one: C(i,j) = sum_k A(i,k) * B(k,j).
@@ -29,6 +39,9 @@ struct plus_times {
   KOKKOS_INLINE_FUNCTION T add(const T& a, const T& b) const { return a + b; }
   template <class T>
   KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) const { return a * b; }
+  /// 0 (+0: an entry whose products sum to exactly zero is +0, whatever the sign of the first).
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T identity() const { return T{}; }
 };
 
 /// Tropical: shortest paths, C(i,j) = min_k A(i,k) + B(k,j).
@@ -37,6 +50,11 @@ struct min_plus {
   KOKKOS_INLINE_FUNCTION T add(const T& a, const T& b) const { return b < a ? b : a; }
   template <class T>
   KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) const { return a + b; }
+  /// +infinity (the largest T where T has none).
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T identity() const {
+    return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+  }
 };
 
 /// Most reliable path: C(i,j) = max_k A(i,k) * B(k,j).
@@ -45,6 +63,11 @@ struct max_times {
   KOKKOS_INLINE_FUNCTION T add(const T& a, const T& b) const { return a < b ? b : a; }
   template <class T>
   KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) const { return a * b; }
+  /// -infinity (the lowest T where T has none).
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T identity() const {
+    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+  }
 };
 
 /// Reachability: C(i,j) = 1 if some k has A(i,k) != 0 and B(k,j) != 0, else the entry is 0.
@@ -53,6 +76,8 @@ struct or_and {
   KOKKOS_INLINE_FUNCTION T add(const T& a, const T& b) const { return (a != T{} || b != T{}) ? T{1} : T{}; }
   template <class T>
   KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) const { return (a != T{} && b != T{}) ? T{1} : T{}; }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T identity() const { return T{}; }
 };
 
 }  // namespace semirings
