@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -416,6 +417,13 @@ tessera::host_csr<double> csr_of(const entry_map& m, tessera::global_index rows,
 
 }  // namespace
 
+struct max_plus {  // a user's semiring: longest paths, most likely sequences (Viterbi)
+  template <class T> KOKKOS_INLINE_FUNCTION T add(T a, T b) const { return a < b ? b : a; }
+  template <class T> KOKKOS_INLINE_FUNCTION T multiply(T a, T b) const { return a + b; }
+  template <class T> KOKKOS_INLINE_FUNCTION T identity() const { return -std::numeric_limits<T>::infinity(); }  // optional
+};
+static_assert(tessera::semiring_with_identity<max_plus, double>);
+
 TEST_CASE("operations.md: every operation, plans, GraphBLAS's pieces") {
   const auto& comm = tessera::test::world();
   const auto plus = [](double x, double y) { return x + y; };
@@ -454,6 +462,11 @@ TEST_CASE("operations.md: every operation, plans, GraphBLAS's pieces") {
   }
   CHECK(tessera::compare(C, csr_of(product_of(ea, ea, plus, times), n, n), 1e-12));
   CHECK(tessera::compare(D, csr_of(product_of(ea, ea, min, plus), n, n)));
+  {
+    auto L = tessera::spgemm(A, A, tessera::spgemm_options<max_plus>{});
+    const auto max = [](double x, double y) { return std::max(x, y); };
+    CHECK(tessera::compare(L, csr_of(product_of(ea, ea, max, plus), n, n)));
+  }
   {
     auto masked = product_of(ea, ea, plus, times);
     std::erase_if(masked, [&](const auto& kv) { return !ea.contains(kv.first); });
