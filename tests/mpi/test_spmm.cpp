@@ -79,6 +79,15 @@ void check_inputs() {
     check_product(generate::rmat<float, P>(comm, 7, 8, 3), k);
     check_product(generate::uniform_random<float, P>(comm, 37, 23, 4, 5), k, streaming);
   }
+  // Widths outside the fixed ones: panels of four registers, the last one partial (masked) or whole.
+  for (global_index k : {5, 100, 128, 130}) {
+    check_product(generate::rmat<double, P>(comm, 7, 8, 3), k);
+    check_product(generate::uniform_random<double, P>(comm, 37, 23, 4, 5), k, streaming);
+  }
+  for (global_index k : {72, 200, 256}) {
+    check_product(generate::laplacian_2d<float, P>(comm, 9), k);
+    check_product(generate::rmat<float, P>(comm, 7, 8, 3), k, streaming);
+  }
 }
 
 

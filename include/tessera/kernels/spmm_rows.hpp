@@ -193,15 +193,39 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
   }
   const auto source_local = sources.local;
   const auto source_row = sources.row;
+  // Any other width: Y's row is updated in memory, four entries of A per pass over it, so each
+  // element of Y is loaded and stored once per four products instead of once per product (SpDNN's
+  // batches of 128 to 1,024 images spent a quarter of their inference here one entry at a time).
+  // The sums keep their order: ((y + a0 x0) + a1 x1) + ..., entry after entry.
   Kokkos::parallel_for(
       "tessera::spmm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
         const local_index r = rows(i);
-        T* out = &y(r, 0);
-        for (local_index t = 0; t < k; ++t) out[t] = T{};
-        for (offset_type e = row_ptr(r); e < row_ptr(r + 1); ++e) {
+        T* KOKKOS_RESTRICT out = &y(r, 0);
+        const auto row_of_x = [&](const offset_type e) -> const T* {
           const local_index c = col_idx(e);
+          return source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+        };
+        for (local_index t = 0; t < k; ++t) out[t] = T{};
+        offset_type e = row_ptr(r);
+        const offset_type end = row_ptr(r + 1);
+        for (; e + 4 <= end; e += 4) {
+          const T a0 = values(e), a1 = values(e + 1), a2 = values(e + 2), a3 = values(e + 3);
+          const T* KOKKOS_RESTRICT in0 = row_of_x(e);
+          const T* KOKKOS_RESTRICT in1 = row_of_x(e + 1);
+          const T* KOKKOS_RESTRICT in2 = row_of_x(e + 2);
+          const T* KOKKOS_RESTRICT in3 = row_of_x(e + 3);
+          for (local_index t = 0; t < k; ++t) {
+            T sum = out[t];
+            sum += a0 * in0[t];
+            sum += a1 * in1[t];
+            sum += a2 * in2[t];
+            sum += a3 * in3[t];
+            out[t] = sum;
+          }
+        }
+        for (; e < end; ++e) {
           const T a = values(e);
-          const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+          const T* KOKKOS_RESTRICT in = row_of_x(e);
           for (local_index t = 0; t < k; ++t) out[t] += a * in[t];
         }
       });
