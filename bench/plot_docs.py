@@ -40,6 +40,8 @@ SOURCES = {
     "peers": "peers-final-2026-11-22.jsonl",  # docs/operations.md, Against PETSc, Tpetra and CombBLAS
     "bsgemm": "bsgemm-inplace-2026-11-22.jsonl",  # docs/block_sparse.md, Measured
     "spdnn": "spdnn-2026-11-22.jsonl",  # docs/spdnn.md, Measured
+    "spmm_paired": "spmm-paired-2026-11-27.jsonl",  # docs/operations.md, Against the hardware and GraphBLAS
+    "spgemm_graphblas": "spgemm-graphblas-paired-2026-11-27.jsonl",  # docs/operations.md, same section
 }
 
 COLOURS = {
@@ -613,6 +615,106 @@ def plot_thread_rank_scaling(peak: Peak | None, written: list[str]) -> None:
     save(fig, "scaling-threads-ranks.svg", written)
 
 
+# ---------------------------------------------------------------------------------------------
+# Paired runs: a commit before a change and the one after, in the same run, with the physical
+# bound (STREAM) or the peer measured beside them
+# ---------------------------------------------------------------------------------------------
+def paired_commits(lines: list[dict]) -> dict[str, str]:
+    return {d["pair"]: d["commit"] for d in lines if "pair" in d and "commit" in d}
+
+
+def matrix_order(name: str) -> tuple:
+    """Laplacians first, then R-MAT, each by size."""
+    size = re.search(r"(\d+)", name)
+    return (not name.startswith("laplacian"), int(size[1]) if size else 0, name)
+
+
+def plot_spmm_bandwidth(written: list[str]) -> None:
+    source = SOURCES["spmm_paired"]
+    if not (RESULTS / source).exists():
+        print(f"skipped spmm-bandwidth.svg: {source} not in bench/results")
+        return
+    lines = read_lines(source)
+    commits = paired_commits(lines)
+    fractions = defaultdict(list)  # (pair, matrix, k) -> bandwidth_fraction of each round
+    for d in lines:
+        if d["bench"] == "spmm" and d.get("kernel") == "tessera" and "bandwidth_fraction" in d:
+            fractions[(d["pair"], d["matrix"], d["k"])].append(d["bandwidth_fraction"])
+    streams = [d["gbs"] for d in lines if d["bench"] == "stream"]
+    if not fractions or not streams:
+        print(f"skipped spmm-bandwidth.svg: {source} has no SpMM lines with bandwidth_fraction, or no STREAM line")
+        return
+    matrices = sorted({m for _, m, _ in fractions}, key=matrix_order)
+    ks = sorted({k for _, _, k in fractions})
+    fig, axes = plt.subplots(1, len(matrices), figsize=(2.6 * len(matrices) + 1, 4), sharey=True,
+                             constrained_layout=True)
+    for ax, matrix in zip(axes, matrices):
+        for i, pair in enumerate(("old", "new")):
+            values = [statistics.median(fractions[(pair, matrix, k)]) if fractions[(pair, matrix, k)] else 0 for k in ks]
+            xs = [j + (i - 0.5) * 0.38 for j in range(len(ks))]
+            bars = ax.bar(xs, values, width=0.38, color=COLOURS["tessera"], alpha=0.45 if pair == "old" else 1.0,
+                          edgecolor="black", linewidth=0.4, label=f"{'before' if pair == 'old' else 'after'} ({commits.get(pair, '?')})")
+            for bar, v in zip(bars, values):
+                ax.annotate(f"{v:.2f}", (bar.get_x() + bar.get_width() / 2, v), xytext=(0, 2), textcoords="offset points",
+                            ha="center", fontsize=7)
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xticks(range(len(ks)), [f"k = {k}" for k in ks])
+        ax.set_title(pretty_matrix(matrix))
+        ax.grid(axis="x", visible=False)
+    axes[0].set_ylabel("bytes_min / seconds / STREAM triad (1 = the bound)")
+    axes[-1].legend(loc="upper right")
+    machine = next((d["machine"] for d in lines if "machine" in d), "")
+    rounds = len({d["round"] for d in lines if "round" in d})
+    fig.suptitle(f"tessera SpMM Y = A·X against the memory-bandwidth bound, before and after the register rows\n"
+                 f"{machine}\nmedian of {rounds} paired rounds, STREAM triad {min(streams):.1f}-{max(streams):.1f} GB/s "
+                 f"measured in each round ({source})", fontsize=9)
+    save(fig, "spmm-bandwidth.svg", written)
+
+
+def plot_spgemm_graphblas(written: list[str]) -> None:
+    source = SOURCES["spgemm_graphblas"]
+    if not (RESULTS / source).exists():
+        print(f"skipped spgemm-graphblas.svg: {source} not in bench/results")
+        return
+    lines = read_lines(source)
+    commits = paired_commits(lines)
+    seconds = defaultdict(list)  # (pair, matrix, op) -> seconds of each round
+    for d in lines:
+        if "pair" in d and "seconds" in d and "op" in d:
+            seconds[(d["pair"], d["matrix"], d["op"])].append(d["seconds"])
+    products = sorted({(m, op) for _, m, op in seconds}, key=lambda p: (matrix_order(p[0]), p[1]))
+    series = [("old", f"tessera before ({commits.get('old', '?')}), 2 ranks", COLOURS["tessera"], 0.45),
+              ("new", f"tessera ({commits.get('new', '?')}), 2 ranks", COLOURS["tessera"], 1.0),
+              ("graphblas2", "GraphBLAS, 1 rank x 2 threads", COLOURS["GraphBLAS"], 1.0),
+              ("graphblas1", "GraphBLAS, 1 rank x 1 thread", COLOURS["GraphBLAS"], 0.45)]
+    if not products:
+        print(f"skipped spgemm-graphblas.svg: {source} has no paired lines")
+        return
+    fig, ax = plt.subplots(figsize=(8.5, 4.2), constrained_layout=True)
+    width = 0.8 / len(series)
+    for i, (pair, label, colour, alpha) in enumerate(series):
+        values = [statistics.median(seconds[(pair, m, op)]) if seconds[(pair, m, op)] else float("nan") for m, op in products]
+        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(products))]
+        ax.bar(xs, values, width=width, color=colour, alpha=alpha, edgecolor="black", linewidth=0.4, label=label)
+    for j, (m, op) in enumerate(products):
+        new, gb = seconds[("new", m, op)], seconds[("graphblas2", m, op)]
+        if new and gb:
+            ax.annotate(f"{statistics.median(gb) / statistics.median(new):.1f}x", (j, statistics.median(gb)),
+                        xytext=(0, 4), textcoords="offset points", ha="center", fontsize=8)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xticks(range(len(products)), [f"{pretty_matrix(m)}\n{op.replace('At', 'Aᵀ').replace('*', '·')}" for m, op in products])
+    ax.set_ylabel("seconds per product (log scale)")
+    ax.grid(axis="x", visible=False)
+    ax.set_ylim(top=max(max(v) for v in seconds.values()) * 8)  # room for the legend above the bars
+    ax.legend(loc="upper left", fontsize=7.5, ncol=2)
+    machine = next((d["machine"] for d in lines if "machine" in d), "")
+    rounds = len({d["round"] for d in lines if "round" in d})
+    fig.suptitle(f"SpGEMM C = A·B (plus-times) against SuiteSparse:GraphBLAS; labels: GraphBLAS (2 threads) over tessera\n"
+                 f"{machine}\nmedian of {rounds} rounds, same checksum everywhere ({source})", fontsize=8)
+    save(fig, "spgemm-graphblas.svg", written)
+
+
 def main() -> int:
     peak = newest_peak()
     if peak is None:
@@ -627,6 +729,8 @@ def main() -> int:
     plot_spmm_roofline(peak, written)
     plot_bsgemm_efficiency(peak, written)
     plot_thread_rank_scaling(peak, written)
+    plot_spmm_bandwidth(written)
+    plot_spgemm_graphblas(written)
     print(f"{len(written)} figures in {FIGURES.relative_to(ROOT)}/")
     return 0
 
