@@ -422,9 +422,9 @@ void fill_batch(const Rows& rows, const ColMap& col_map, tessera::local_index lo
 /// development machine, and under model parallelism as few synchronised layer steps as that allows),
 /// or every image at once on a device: a batch of 1,024 images x 1,024 neurons is a few thousand
 /// threads' work, far too little to fill a GPU (and each batch pays a launch and a fence per layer).
-/// A power of two. Measured on 2 ranks, 60,000 images, 120 layers (2026-11-27): 16 MiB against
-/// the 4 MiB it was, 1,024 neurons 0.41 -> 0.35 s, 4,096 2.09 -> 1.86 s, 16,384 9.4 -> 8.7 s; 4 MiB
-/// was chosen to stay in L2, but the batches' fixed costs per layer (flags, compaction) weigh more.
+/// A power of two. Paired against the 4 MiB it was (2 ranks, 60,000 images, 120 layers,
+/// bench/results/spdnn-batch-paired-2026-11-27.jsonl): 1,024 neurons 0.429 -> 0.415 s, 4,096
+/// 2.07 -> 2.11 s, 16,384 9.56 -> 8.42 s (one round): fewer batches, fewer fixed costs per layer.
 template <class T, class Policy>
 std::int64_t batch_width(const problem<T, Policy>& p, const inference_settings& s) {
   const std::int64_t images_here = std::max<std::int64_t>(p.features.front().num_cols(), 1);
