@@ -619,8 +619,21 @@ def plot_thread_rank_scaling(peak: Peak | None, written: list[str]) -> None:
 # Paired runs: a commit before a change and the one after, in the same run, with the physical
 # bound (STREAM) or the peer measured beside them
 # ---------------------------------------------------------------------------------------------
-def paired_commits(lines: list[dict]) -> dict[str, str]:
-    return {d["pair"]: d["commit"] for d in lines if "pair" in d and "commit" in d}
+def paired_lines(figure: str, key: str) -> tuple[str, list[dict], dict[str, str]] | None:
+    """The paired results file SOURCES[key] names: its name, lines and the commit of each pair."""
+    source = SOURCES[key]
+    if not (RESULTS / source).exists():
+        print(f"skipped {figure}: {source} not in bench/results")
+        return None
+    lines = read_lines(source)
+    return source, lines, {d["pair"]: d["commit"] for d in lines if "pair" in d and "commit" in d}
+
+
+def paired_caption(lines: list[dict], source: str) -> str:
+    """The machine, the rounds and the file: the last lines of a paired figure's title."""
+    machine = next((d["machine"] for d in lines if "machine" in d), "")
+    rounds = len({d["round"] for d in lines if "round" in d})
+    return f"{machine}\nmedian of {rounds} paired rounds ({source})"
 
 
 def matrix_order(name: str) -> tuple:
@@ -630,12 +643,9 @@ def matrix_order(name: str) -> tuple:
 
 
 def plot_spmm_bandwidth(written: list[str]) -> None:
-    source = SOURCES["spmm_paired"]
-    if not (RESULTS / source).exists():
-        print(f"skipped spmm-bandwidth.svg: {source} not in bench/results")
+    if (paired := paired_lines("spmm-bandwidth.svg", "spmm_paired")) is None:
         return
-    lines = read_lines(source)
-    commits = paired_commits(lines)
+    source, lines, commits = paired
     fractions = defaultdict(list)  # (pair, matrix, k) -> bandwidth_fraction of each round
     for d in lines:
         if d["bench"] == "spmm" and d.get("kernel") == "tessera" and "bandwidth_fraction" in d:
@@ -663,21 +673,16 @@ def plot_spmm_bandwidth(written: list[str]) -> None:
         ax.grid(axis="x", visible=False)
     axes[0].set_ylabel("bytes_min / seconds / STREAM triad (1 = the bound)")
     axes[-1].legend(loc="upper right")
-    machine = next((d["machine"] for d in lines if "machine" in d), "")
-    rounds = len({d["round"] for d in lines if "round" in d})
-    fig.suptitle(f"tessera SpMM Y = A·X against the memory-bandwidth bound, before and after the register rows\n"
-                 f"{machine}\nmedian of {rounds} paired rounds, STREAM triad {min(streams):.1f}-{max(streams):.1f} GB/s "
-                 f"measured in each round ({source})", fontsize=9)
+    fig.suptitle(f"tessera SpMM Y = A·X against the memory-bandwidth bound (STREAM triad {min(streams):.1f}-"
+                 f"{max(streams):.1f} GB/s, measured in each round), before and after the register rows\n"
+                 f"{paired_caption(lines, source)}", fontsize=9)
     save(fig, "spmm-bandwidth.svg", written)
 
 
 def plot_spgemm_graphblas(written: list[str]) -> None:
-    source = SOURCES["spgemm_graphblas"]
-    if not (RESULTS / source).exists():
-        print(f"skipped spgemm-graphblas.svg: {source} not in bench/results")
+    if (paired := paired_lines("spgemm-graphblas.svg", "spgemm_graphblas")) is None:
         return
-    lines = read_lines(source)
-    commits = paired_commits(lines)
+    source, lines, commits = paired
     seconds = defaultdict(list)  # (pair, matrix, op) -> seconds of each round
     for d in lines:
         if "pair" in d and "seconds" in d and "op" in d:
@@ -708,10 +713,8 @@ def plot_spgemm_graphblas(written: list[str]) -> None:
     ax.grid(axis="x", visible=False)
     ax.set_ylim(top=max(max(v) for v in seconds.values()) * 8)  # room for the legend above the bars
     ax.legend(loc="upper left", fontsize=7.5, ncol=2)
-    machine = next((d["machine"] for d in lines if "machine" in d), "")
-    rounds = len({d["round"] for d in lines if "round" in d})
-    fig.suptitle(f"SpGEMM C = A·B (plus-times) against SuiteSparse:GraphBLAS; labels: GraphBLAS (2 threads) over tessera\n"
-                 f"{machine}\nmedian of {rounds} rounds, same checksum everywhere ({source})", fontsize=8)
+    fig.suptitle(f"SpGEMM C = A·B (plus-times) against SuiteSparse:GraphBLAS, same checksum everywhere; labels: "
+                 f"GraphBLAS (2 threads) over tessera\n{paired_caption(lines, source)}", fontsize=8)
     save(fig, "spgemm-graphblas.svg", written)
 
 

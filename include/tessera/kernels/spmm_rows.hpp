@@ -27,6 +27,19 @@ struct column_sources {
   Kokkos::View<local_index*, MemorySpace> row;
 };
 
+namespace detail {
+/// The row of X that local column c reads: this rank's or the halo's (both kernels' inner loops).
+template <class T, class MemorySpace>
+struct rows_of_x {
+  Kokkos::View<std::uint8_t*, MemorySpace> local;
+  Kokkos::View<local_index*, MemorySpace> row;
+  Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace> x_local, x_halo;
+  KOKKOS_INLINE_FUNCTION const T* operator()(const local_index c) const {
+    return local(c) ? &x_local(row(c), 0) : &x_halo(row(c), 0);
+  }
+};
+}  // namespace detail
+
 /// True when this build can write rows of Width Ts past the caches (non-temporal stores) on
 /// ExecSpace: a host space, doubles, rows of whole 64-byte lines, AVX-512 compiled in.
 template <int Width, class ExecSpace, class T>
@@ -90,8 +103,7 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                     const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y) {
-  const auto source_local = sources.local;
-  const auto source_row = sources.row;
+  const detail::rows_of_x<T, MemorySpace> x_row{sources.local, sources.row, x_local, x_halo};
   const auto nnz = static_cast<offset_type>(col_idx.extent(0));
   const Kokkos::RangePolicy<ExecSpace> policy(exec, 0, rows.extent(0));
   const char* const name = Streaming ? "tessera::spmm_rows_streaming" : "tessera::spmm_rows";
@@ -107,13 +119,9 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
       for (int j = 0; j < regs; ++j) acc[j] = vec::zero();
       const offset_type end = row_ptr(r + 1);
       for (offset_type e = row_ptr(r); e < end; ++e) {
-        if (e + detail::x_prefetch_distance < nnz) {
-          const local_index ahead = col_idx(e + detail::x_prefetch_distance);
-          detail::prefetch_row<Width>(source_local(ahead) ? &x_local(source_row(ahead), 0) : &x_halo(source_row(ahead), 0));
-        }
-        const local_index c = col_idx(e);
+        if (e + detail::x_prefetch_distance < nnz) detail::prefetch_row<Width>(x_row(col_idx(e + detail::x_prefetch_distance)));
         const auto a = vec::broadcast(values(e));
-        const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+        const T* in = x_row(col_idx(e));
         for (int j = 0; j < regs; ++j) acc[j] = vec::fma(a, vec::load(in + j * vec::lanes), acc[j]);
       }
       T* out = &y(r, 0);
@@ -132,13 +140,9 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
         // The row's end in a register: re-reading row_ptr(r + 1) every entry measured 1.5x slower.
         const offset_type end = row_ptr(r + 1);
         for (offset_type e = row_ptr(r); e < end; ++e) {
-          if (e + detail::x_prefetch_distance < nnz) {
-            const local_index ahead = col_idx(e + detail::x_prefetch_distance);
-            detail::prefetch_row<Width>(source_local(ahead) ? &x_local(source_row(ahead), 0) : &x_halo(source_row(ahead), 0));
-          }
-          const local_index c = col_idx(e);
+          if (e + detail::x_prefetch_distance < nnz) detail::prefetch_row<Width>(x_row(col_idx(e + detail::x_prefetch_distance)));
           const T a = values(e);
-          const T* in = source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
+          const T* in = x_row(col_idx(e));
           for (int t = 0; t < Width; ++t) acc[t] += a * in[t];
         }
         detail::store_row<Width, Streaming>(&y(r, 0), acc);
@@ -191,8 +195,7 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
     case 64: return spmm_rows_fixed<64>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
     default: break;
   }
-  const auto source_local = sources.local;
-  const auto source_row = sources.row;
+  const detail::rows_of_x<T, MemorySpace> x_row{sources.local, sources.row, x_local, x_halo};
   // Any other width: Y's row is updated in memory, four entries of A per pass over it, so each
   // element of Y is loaded and stored once per four products instead of once per product (SpDNN's
   // batches of 128 to 1,024 images spent a quarter of their inference here one entry at a time).
@@ -201,10 +204,7 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
       "tessera::spmm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
         const local_index r = rows(i);
         T* KOKKOS_RESTRICT out = &y(r, 0);
-        const auto row_of_x = [&](const offset_type e) -> const T* {
-          const local_index c = col_idx(e);
-          return source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
-        };
+        const auto row_of_x = [&](const offset_type e) { return x_row(col_idx(e)); };
         for (local_index t = 0; t < k; ++t) out[t] = T{};
         offset_type e = row_ptr(r);
         const offset_type end = row_ptr(r + 1);
