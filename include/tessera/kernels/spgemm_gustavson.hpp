@@ -221,9 +221,8 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   advise_huge_pages(out.values.data(), out.values.span() * sizeof(T));
   // Where the semiring names its additive identity (semiring_with_identity), every accumulator
   // entry holds it between rows (each row puts it back as it reads its sums, where any row is
-  // long), and the long rows add
-  // every product unconditionally: choosing per product between "first" and "fold" cost R-MAT 16
-  // products 40% of their time (same sums: add(identity, p) == p).
+  // long), and the long rows add every product unconditionally: choosing per product between
+  // "first" and "fold" cost R-MAT 16 products 40% of their time (same sums: add(identity, p) == p).
   constexpr bool from_identity = requires(const Semiring& r) {
     { r.template identity<T>() } -> std::convertible_to<T>;
   };
