@@ -113,6 +113,12 @@ TEST_CASE("spgemm on progress ranks equals the serial product" * doctest::skip(!
   check_inputs<policy<row_block, csr, progress_rank>>();
 }
 
+// A user's semiring without an identity (namespace scope: device kernels cannot take a local class).
+struct plus_times_without_identity {
+  KOKKOS_INLINE_FUNCTION double add(double x, double y) const { return x + y; }
+  KOKKOS_INLINE_FUNCTION double multiply(double x, double y) const { return x * y; }
+};
+
 TEST_CASE("spgemm over min-plus, max-times and or-and") {
   using P = policy<row_block, csr, aggregator>;
   const auto& comm = test::world();
@@ -125,10 +131,6 @@ TEST_CASE("spgemm over min-plus, max-times and or-and") {
   // Rows long enough for the Gustavson kernel's bitmap path (where a semiring's identity lets it
   // add every product unconditionally) beside short ones, in one product; and a semiring of the
   // user's without an identity, which takes the path that tests each entry for being new.
-  struct plus_times_without_identity {
-    double add(double x, double y) const { return x + y; }
-    double multiply(double x, double y) const { return x * y; }
-  };
   static_assert(semiring_with_identity<semirings::min_plus, double> &&
                 !semiring_with_identity<plus_times_without_identity, double>);
   const auto r = generate::rmat<double, P>(comm, 7, 8, 3);
