@@ -223,6 +223,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   // entry holds it between rows (each row puts it back as it reads its sums, where any row is
   // long), and the long rows add every product unconditionally: choosing per product between
   // "first" and "fold" cost R-MAT 16 products 40% of their time (same sums: add(identity, p) == p).
+  // (semiring_with_identity's requirement, spelled here: ops/semiring.hpp is a layer above kernels/.)
   constexpr bool from_identity = requires(const Semiring& r) {
     { r.template identity<T>() } -> std::convertible_to<T>;
   };

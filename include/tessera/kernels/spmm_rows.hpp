@@ -56,12 +56,11 @@ namespace detail {
 // aligned), where the build has non-temporal stores.
 template <int Width, bool Streaming, class T>
 KOKKOS_INLINE_FUNCTION void store_row(T* out, const T* acc) {
-#if defined(TESSERA_HOST_AVX512)
-  if constexpr (Streaming && std::is_same_v<T, double> && Width % 8 == 0) {
-    for (int t = 0; t < Width; t += 8) _mm512_stream_pd(out + t, _mm512_loadu_pd(acc + t));
+  using vec = host_vector<T>;
+  if constexpr (Streaming && vec::native && Width % vec::lanes == 0) {
+    for (int t = 0; t < Width; t += vec::lanes) vec::stream(out + t, vec::load(acc + t));
     return;
   }
-#endif
   for (int t = 0; t < Width; ++t) out[t] = acc[t];
 }
 
