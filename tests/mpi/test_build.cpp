@@ -95,6 +95,21 @@ TEST_CASE("a user-given combine replaces the sum") {
   test::require_equal(a, reference);
 }
 
+TEST_CASE("rows balanced by nonzeros combine duplicates sent from every rank once") {
+  const auto& comm = test::world();
+  // Row i holds i + 1 entries (unbalanced under an even split), and every rank also sends
+  // (i, 0) for every row: duplicates from P ranks that the rebalanced build must sum once.
+  triplets<double> mine;
+  const global_index n = 30;
+  for (global_index i = comm.rank(); i < n; i += comm.size())
+    for (global_index j = 1; j <= i; ++j) mine.push_back(i, j, 0.5 * static_cast<double>(j));
+  for (global_index i = 0; i < n; ++i) mine.push_back(i, 0, 1.0 + static_cast<double>(comm.rank()));
+  const auto a = build_from_triplets<double, test::csr_policy>(
+      comm, n, n, mine, {.distribution = row_block{row_block::balance::nonzeros}});
+  test::require_equal(a, host_csr<double>::from_triplets(n, n, all_triplets(mine)));
+  CHECK(a.global_nnz() == n * (n + 1) / 2);
+}
+
 TEST_CASE("rows balanced by nonzeros give every rank about nnz / P entries") {
   const auto& comm = test::world();
   // Row i holds i + 1 entries: an even row split is badly unbalanced.

@@ -64,6 +64,12 @@ void check(const dist_matrix<double, P>& a, const dist_matrix<double, P>& b, Sem
   const auto reference = reference_product(gather_to_all(a), gather_to_all(b), ring);
   test::require_equal(c, reference, 1e-12);
   require_canonical(c);
+  if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
+    // Without options: the plain product (only the space's default kernel compiled).
+    const auto plain = spgemm(a, b);
+    test::require_equal(plain, reference, 1e-12);
+    require_canonical(plain);
+  }
   // Every kernel the semiring allows, explicitly (the default is Gustavson on host spaces).
   // Gustavson runs on host spaces only (it refuses the others with an error of its own).
   std::vector<spgemm_kernel> kernels{spgemm_kernel::esc};
@@ -307,6 +313,21 @@ TEST_CASE("repeated products reuse and grow the staging windows") {
       const auto c = spgemm(*m, *m);
       test::require_equal(c, reference_product(gather_to_all(*m), gather_to_all(*m), semirings::plus_times{}), 1e-12);
     }
+}
+
+TEST_CASE("spgemm_plan::multiply_plain multiplies through a plan of the default options only") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const auto a = generate::rmat<double, P>(comm, 6, 4, 11);
+  const auto reference = reference_product(gather_to_all(a), gather_to_all(a), semirings::plus_times{});
+  spgemm_plan<double, P> plain(a, a);
+  test::require_equal(plain.multiply_plain(a, a), reference, 1e-12);
+  test::require_equal(plain.multiply_plain(a, a), reference, 1e-12);  // reused
+  spgemm_options<> esc;
+  esc.kernel = spgemm_kernel::esc;
+  spgemm_plan<double, P> chosen(a, a, esc);
+  test::require_rejected([&] { (void)chosen.multiply_plain(a, a); }, error_kind::invalid_argument, "multiply_plain");
+  test::require_equal(chosen.apply(a, a), reference, 1e-12);
 }
 
 TEST_CASE("the Gustavson kernel refuses masks and memory budgets") {

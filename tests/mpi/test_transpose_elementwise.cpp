@@ -38,6 +38,10 @@ TEST_CASE_TEMPLATE("transpose by routing and by slots equals the serial transpos
       test::require_equal(at, reference);
       test::require_equal(transpose(at, algorithm), gather_to_all(a));
     }
+    // Without an algorithm: the routed transpose, compiled alone.
+    const auto routed = transpose(a);
+    test::require_equal(routed, reference);
+    test::require_equal(transpose(routed), gather_to_all(a));
   }
 }
 

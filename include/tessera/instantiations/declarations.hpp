@@ -55,19 +55,27 @@
   EXTERN template ::tessera::dist_matrix<T, __VA_ARGS__> tessera::convert<::tessera::csr>(                \
       const ::tessera::dist_matrix<T, ::tessera::rebind_storage_t<__VA_ARGS__, ::tessera::csc>>&);
 
-/// spgemm over plus-times (the default semiring).
+/// spgemm over plus-times (the default semiring), without options and with them.
 #define TESSERA_INSTANTIATE_SPGEMM(EXTERN, T, ...)                                                             \
+  EXTERN template ::tessera::dist_matrix<T, __VA_ARGS__> tessera::spgemm(                                    \
+      const ::tessera::dist_matrix<T, __VA_ARGS__>&, const ::tessera::dist_matrix<T, __VA_ARGS__>&);           \
   EXTERN template ::tessera::dist_matrix<T, __VA_ARGS__> tessera::spgemm(                                    \
       const ::tessera::dist_matrix<T, __VA_ARGS__>&, const ::tessera::dist_matrix<T, __VA_ARGS__>&,            \
       const ::tessera::spgemm_options<::tessera::semirings::plus_times>&);
 
-/// transpose (both algorithms: the argument chooses at run time).
+/// transpose: routed, and by the algorithm an argument chooses at run time.
 #define TESSERA_INSTANTIATE_TRANSPOSE(EXTERN, T, ...)                                                   \
+  EXTERN template ::tessera::dist_matrix<T, __VA_ARGS__> tessera::transpose(                          \
+      const ::tessera::dist_matrix<T, __VA_ARGS__>&);                                                 \
   EXTERN template ::tessera::dist_matrix<T, __VA_ARGS__> tessera::transpose(                          \
       const ::tessera::dist_matrix<T, __VA_ARGS__>&, ::tessera::transpose_algorithm);
 
-/// spmm, returning Y and into an existing Y (X and Y split by rows: TESSERA_INSTANTIATION_DENSE_POLICY).
+/// spmm, returning Y (without and with options) and into an existing Y (X and Y split by rows:
+/// TESSERA_INSTANTIATION_DENSE_POLICY).
 #define TESSERA_INSTANTIATE_SPMM(EXTERN, T, ...)                                                                \
+  EXTERN template ::tessera::dist_dense<T, TESSERA_INSTANTIATION_DENSE_POLICY(__VA_ARGS__)> tessera::spmm(   \
+      const ::tessera::dist_matrix<T, __VA_ARGS__>&,                                                            \
+      const ::tessera::dist_dense<T, TESSERA_INSTANTIATION_DENSE_POLICY(__VA_ARGS__)>&);                        \
   EXTERN template ::tessera::dist_dense<T, TESSERA_INSTANTIATION_DENSE_POLICY(__VA_ARGS__)> tessera::spmm(   \
       const ::tessera::dist_matrix<T, __VA_ARGS__>&,                                                            \
       const ::tessera::dist_dense<T, TESSERA_INSTANTIATION_DENSE_POLICY(__VA_ARGS__)>&, ::tessera::spmm_options); \

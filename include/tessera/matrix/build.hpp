@@ -14,6 +14,7 @@
 #include "redistribute.hpp"
 #include "triplets.hpp"
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -65,15 +66,22 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
 
   const typename Policy::backend_type backend{};
   auto owned = detail::route_to_owners<T>(comm, backend, mapping, row_idx, col_idx, values);
-  auto matrix = detail::assemble_owned<T, Policy>(comm, mapping, owned, options.combine);
-  owned = {};
-
   if constexpr (rebalancing_distribution<typename Policy::distribution_type>) {
-    std::vector<offset_type> row_nnz = local_row_counts(matrix);
-    if (auto better = options.distribution.rebalance(comm, matrix.mapping(), row_nnz))
-      return redistribute(matrix, *better);
+    std::optional<dist_matrix<T, Policy>> matrix(std::in_place,
+                                                 detail::assemble_owned<T, Policy>(comm, mapping, owned, options.combine));
+    const auto better = options.distribution.rebalance(comm, matrix->mapping(), local_row_counts(*matrix));
+    if (!better) return std::move(*matrix);
+    // The entries this rank received go once more to their owners under the better split and
+    // are assembled as before: the same two instantiations again, none of redistribute's.
+    matrix.reset();
+    const auto moved = detail::route_to_owners<T>(comm, backend, *better, std::span<const global_index>(owned.rows),
+                                                  std::span<const global_index>(owned.cols),
+                                                  std::span<const T>(owned.values));
+    owned = {};
+    return detail::assemble_owned<T, Policy>(comm, *better, moved, options.combine);
+  } else {
+    return detail::assemble_owned<T, Policy>(comm, mapping, owned, options.combine);
   }
-  return matrix;
 }
 
 /// Overload taking a triplets<T> (collective).

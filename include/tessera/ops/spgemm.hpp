@@ -236,10 +236,30 @@ class spgemm_plan {
     });
     if constexpr (on_rows) {
       // The user's options (batches: where to report) are this call's; the plan's decide the rest.
-      return detail::multiply(a, b, mask, *options_, schedule_);
+      return detail::multiply<detail::compiled_paths::any>(a, b, mask, *options_, schedule_);
     } else {
       return detail::multiply_on_grid(a, b, mask, *options_, *grid_);
     }
+  }
+
+  /// The plain product through the plan (plus-times, no mask, the space's default kernel): what
+  /// spgemm(A, B) without options calls. It compiles none of the paths that options select
+  /// (expand-sort-compress, Kokkos-Kernels on host spaces), so it needs a plan made with default
+  /// options (refused otherwise).
+  [[nodiscard]] matrix multiply_plain(const matrix& a, const matrix& b)
+    requires on_rows && std::is_same_v<Semiring, semirings::plus_times>
+  {
+    a.comm().collectively([&] {
+      TESSERA_REQUIRE(options_->kernel == spgemm_kernel::automatic && options_->memory_budget_bytes == 0,
+                      invalid_argument,
+                      "spgemm_plan::multiply_plain: the plan was made with a kernel or a memory budget; use "
+                      "multiply or apply");
+      TESSERA_REQUIRE(fits(a, b, *options_), invalid_argument,
+                      "spgemm_plan: A's structure or B's distribution is not what the plan was made for; make a "
+                      "new plan");
+    });
+    return detail::multiply<detail::compiled_paths::plain>(a, b, static_cast<const matrix*>(nullptr), *options_,
+                                                          schedule_);
   }
 
   /// Take this call's semiring object and batch report (spgemm_options::ring, ::batches), which a
@@ -278,13 +298,14 @@ spgemm_plan<T, Policy, Semiring>& spgemm_plan_for(const dist_matrix<T, Policy>& 
   "tile-stored matrix with to_elements<Policy>(A) first (spgemm itself converts tiles)"
 
 
-/// C = A * B over a semiring (plus-times by default), split like A's rows, in A's storage
-/// (collective). Needs whole rows on each rank; storages other than csr are converted to CSR
-/// and back (O(nnz), local). Traffic is counted under "spgemm". `options.transpose_a` /
-/// `transpose_b` multiply A^T / B^T.
+/// C = A * B over a semiring, split like A's rows, in A's storage (collective). Needs whole rows
+/// on each rank; storages other than csr are converted to CSR and back (O(nnz), local). Traffic is
+/// counted under "spgemm". `options.transpose_a` / `transpose_b` multiply A^T / B^T; the options
+/// also choose the kernel, a memory budget and the semiring, and a unit that passes them compiles
+/// every path they can select (spgemm(A, B) without options compiles one).
 template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus_times>
 [[nodiscard]] dist_matrix<T, Policy> spgemm(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
-                                            const spgemm_options<Semiring>& options = {}) {
+                                            const spgemm_options<Semiring>& options) {
   static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
   if constexpr (tile_storage<typename Policy::storage_type>) {
     // Tiles: multiplied as elements on the same grid and cut back into A's row tiles and B's
@@ -307,6 +328,25 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
     return detail::product(a, b, static_cast<const dist_matrix<T, Policy>*>(nullptr), options, plan);
   } else {
     return a;  // refused above; not instantiating the algorithm keeps the compiler's report to that sentence
+  }
+}
+
+/// C = A * B over plus-times with the default options (collective; as spgemm(A, B, options)
+/// otherwise). On whole rows this compiles only the product the execution space runs by
+/// default (Gustavson on host spaces, Kokkos-Kernels or cuSPARSE on devices): neither transposes,
+/// masks, budgets nor another kernel, about half the compile time of the options' form.
+template <matrix_value T, matrix_policy Policy>
+[[nodiscard]] dist_matrix<T, Policy> spgemm(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
+  static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
+  if constexpr (tile_storage<typename Policy::storage_type>) {
+    const auto c = spgemm(detail::tiles_as_elements(a), detail::tiles_as_elements(b));
+    const auto mapping =
+        a.comm().collectively([&] { return a.mapping().with_tiles(a.row_tiles(), b.col_tiles(), std::vector<int>{}); });
+    return to_tiles<Policy>(c, mapping);
+  } else if constexpr (whole_row_mapping<typename Policy::mapping_type>) {
+    return spgemm_plan_for(a, b, spgemm_options<>{}).multiply_plain(a, b);
+  } else {
+    return spgemm(a, b, spgemm_options<>{});  // grids: SUMMA's stages take the options' form
   }
 }
 

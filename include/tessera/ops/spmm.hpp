@@ -11,6 +11,7 @@
 #include "../matrix/dist_dense.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../policy.hpp"
+#include "detail/compiled_paths.hpp"
 #include "detail/operand_checks.hpp"
 #include "detail/tiles_as_elements.hpp"
 #include "grid/spmm_grid.hpp"
@@ -41,7 +42,7 @@ namespace detail {
 /// Y = A * X through the plan kept with A. The lookup's one allreduce also agrees on apply's
 /// checks (the kept plan must accept A, X and Y on every rank), so a product through a kept plan
 /// costs one agreement, as it did when plans were looked up rank by rank.
-template <matrix_value T, matrix_policy Policy>
+template <compiled_paths Paths, matrix_value T, matrix_policy Policy>
 void multiply_through_kept_plan(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x,
                                 dist_dense<T, Policy>& y, const spmm_options& options) {
   using plan_type = spmm_plan<T, Policy>;
@@ -56,26 +57,36 @@ void multiply_through_kept_plan(const dist_matrix<T, Policy>& a, const dist_dens
         return std::make_shared<plan_type>(a, x.mapping(), x.num_vectors(), options);
       });
   if (found.kept)
-    found.plan.apply_checked(block, x, y);
+    found.plan.template apply_checked<Paths>(block, x, y);
   else
-    found.plan.apply(a, x, y);
+    found.plan.template apply<Paths>(a, x, y);
 }
 
 }  // namespace detail
 
-/// Y = A * X, Y split like A's rows (collective). The first call with a given
-/// split and width of X inspects A; later calls reuse that plan.
+/// Y = A * X, Y split like A's rows, with tessera's kernel (collective). The first call with a
+/// given split and width of X inspects A; later calls reuse that plan. Only this kernel is
+/// compiled: Kokkos-Kernels' spmv, which spmm(A, X, options) can choose, is not.
 template <matrix_value T, matrix_policy Policy>
-dist_dense<T, Policy> spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, spmm_options options = {}) {
+dist_dense<T, Policy> spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x) {
   dist_dense<T, Policy> y(a.comm(), a.mapping(), x.num_vectors());
-  detail::multiply_through_kept_plan(a, x, y, options);
+  detail::multiply_through_kept_plan<detail::compiled_paths::plain>(a, x, y, spmm_options{});
   return y;
 }
 
-/// Y = A * X into an existing Y (collective); no allocation after the first call.
+/// Y = A * X with the kernel and the streaming threshold that `options` choose (collective; as
+/// spmm(A, X) otherwise). Compiles both kernels.
+template <matrix_value T, matrix_policy Policy>
+dist_dense<T, Policy> spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, spmm_options options) {
+  dist_dense<T, Policy> y(a.comm(), a.mapping(), x.num_vectors());
+  detail::multiply_through_kept_plan<detail::compiled_paths::any>(a, x, y, options);
+  return y;
+}
+
+/// Y = A * X into an existing Y, with tessera's kernel (collective); no allocation after the first call.
 template <matrix_value T, matrix_policy Policy>
 void spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, dist_dense<T, Policy>& y) {
-  detail::multiply_through_kept_plan(a, x, y, spmm_options{});
+  detail::multiply_through_kept_plan<detail::compiled_paths::plain>(a, x, y, spmm_options{});
 }
 
 /// Y = A * X for an A distributed otherwise than X: a grid (block_cyclic_2d, replicated_columns),
@@ -83,12 +94,10 @@ void spmm(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x, dist_
 /// distribution, Y split by X's distribution over A's rows (collective; traffic under "spmm").
 /// The 2-D product (grid/spmm_grid.hpp): each rank multiplies what it holds (a replica its share
 /// of the rows) by the rows of X its columns name, and the partial rows of Y are added on Y's
-/// owners. `options` choose the 1-D plan's kernels and have no effect here. A tile-stored A is
-/// multiplied through its elements (to_elements on every call, O(nnz)).
+/// owners. A tile-stored A is multiplied through its elements (to_elements on every call, O(nnz)).
 template <matrix_value T, matrix_policy PA, matrix_policy PX>
   requires(!std::same_as<PA, PX>)
-[[nodiscard]] dist_dense<T, PX> spmm(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x,
-                                     [[maybe_unused]] spmm_options options = {}) {
+[[nodiscard]] dist_dense<T, PX> spmm(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x) {
   if constexpr (tile_storage<typename PA::storage_type>) {
     // Tiles: multiplied as elements (one conversion of A per call: convert once and keep it to
     // multiply the same A many times).
@@ -99,6 +108,14 @@ template <matrix_value T, matrix_policy PA, matrix_policy PX>
     detail::multiply_dense_on_grid(a, x, y);
     return y;
   }
+}
+
+/// As spmm(A, X) for an A distributed otherwise than X: the options choose the 1-D plan's kernels
+/// and have no effect here.
+template <matrix_value T, matrix_policy PA, matrix_policy PX>
+  requires(!std::same_as<PA, PX>)
+[[nodiscard]] dist_dense<T, PX> spmm(const dist_matrix<T, PA>& a, const dist_dense<T, PX>& x, spmm_options) {
+  return spmm(a, x);
 }
 
 /// Y = A * X into an existing Y, for an A distributed otherwise than X and Y (collective).

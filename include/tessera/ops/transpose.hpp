@@ -336,37 +336,36 @@ transpose_plan<T, Policy>& transpose_plan_for(const dist_matrix<T, Policy>& a) {
       [&] { return std::make_shared<plan_type>(a); });
 }
 
-/// A^T in A's storage (collective; traffic counted under "transpose"), any storage.
+#define TESSERA_TRANSPOSE_NEEDS_ROWS_OR_GRID                                                                         \
+  "tessera::transpose needs a distribution whose ranks own whole rows (capability whole_row_mapping: row_owner, "   \
+  "local_row, with_shape) or a process grid that re-tiles (capability retiling_grid_mapping: grid, row_tiles, "    \
+  "col_tiles, column_owners, with_tiles, transposed); this one has neither: redistribute A to row_block or "       \
+  "block_cyclic_2d first"
+
+/// A^T in A's storage by routing every entry to its new owner (collective; traffic counted under
+/// "transpose"), any storage:
 ///  - whole rows on each rank (whole_row_mapping): distributed by `A.mapping().with_shape(n, m)`:
 ///    a square A keeps its row split, row_block splits a new row count evenly;
 ///  - a grid (retiling_grid_mapping): distributed by `A.mapping().transposed()` (block_cyclic_2d:
 ///    the q x p grid, each rank exchanging with its transposed grid position; grid/transpose_grid.hpp);
 ///  - tiles: through their elements and back into the swapped tilings (two conversions, O(nnz)).
+/// Only this algorithm is compiled; transpose(A, algorithm) compiles the others as well.
 template <matrix_value T, matrix_policy Policy>
-[[nodiscard]] dist_matrix<T, Policy> transpose(const dist_matrix<T, Policy>& a,
-                                               transpose_algorithm algorithm = transpose_algorithm::route) {
+[[nodiscard]] dist_matrix<T, Policy> transpose(const dist_matrix<T, Policy>& a) {
   using mapping_type = typename Policy::mapping_type;
   static_assert(whole_row_mapping<mapping_type> || retiling_grid_mapping<mapping_type>,
-                "tessera::transpose needs a distribution whose ranks own whole rows (capability whole_row_mapping: "
-                "row_owner, local_row, with_shape) or a process grid that re-tiles (capability retiling_grid_mapping: "
-                "grid, row_tiles, col_tiles, column_owners, with_tiles, transposed); this one has neither: "
-                "redistribute A to row_block or block_cyclic_2d first");
+                TESSERA_TRANSPOSE_NEEDS_ROWS_OR_GRID);
   if constexpr (tile_storage<typename Policy::storage_type>) {
     // Tiles: transposed as elements and cut back into the swapped tilings (tiles_as_elements.hpp).
-    (void)algorithm;
     const auto t = transpose(detail::tiles_as_elements(a));
     return to_tiles<Policy>(t, a.comm().collectively([&] { return a.mapping().transposed(); }));
   } else if constexpr (!whole_row_mapping<mapping_type> && retiling_grid_mapping<mapping_type>) {
-    // Grids route to the transposed mapping (slots is the same route there), or plan.
-    if (algorithm == transpose_algorithm::planned) return transpose_plan_for(a).apply(a);
     const stats_scope scope(a.comm(), "transpose");
     return detail::transpose_on_grid(a);
   } else if constexpr (whole_row_mapping<mapping_type>) {
-    if (algorithm == transpose_algorithm::planned) return transpose_plan_for(a).apply(a);
     const stats_scope scope(a.comm(), "transpose");
     const auto result_rows =
         a.comm().collectively([&] { return a.mapping().with_shape(a.num_cols(), a.num_rows()); });
-    if (algorithm == transpose_algorithm::slots) return detail::transpose_by_slots(a, result_rows);
     // On a device with contiguous row ranges, every phase in the execution space; elsewhere the
     // host's stable counting sort (the faster one on cores, and the one for any mapping).
     if constexpr (uses_device_algorithms<typename Policy::execution_space> && contiguous_row_mapping<mapping_type>)
@@ -377,6 +376,35 @@ template <matrix_value T, matrix_policy Policy>
     return a;  // refused above; not instantiating the algorithm keeps the compiler's report to that sentence
   }
 }
+
+/// A^T by the chosen algorithm (collective; distributed as transpose(A) says): `route` is
+/// transpose(A); `slots` places entries by one-sided puts into counted slots (whole rows; a grid
+/// routes); `planned` keeps the routing in a plan in A.plan_cache() that later transposes of the
+/// same structure reuse (transpose_plan.hpp).
+template <matrix_value T, matrix_policy Policy>
+[[nodiscard]] dist_matrix<T, Policy> transpose(const dist_matrix<T, Policy>& a, transpose_algorithm algorithm) {
+  using mapping_type = typename Policy::mapping_type;
+  static_assert(whole_row_mapping<mapping_type> || retiling_grid_mapping<mapping_type>,
+                TESSERA_TRANSPOSE_NEEDS_ROWS_OR_GRID);
+  if constexpr (tile_storage<typename Policy::storage_type>) {
+    return transpose(a);  // tiles go through their elements, whatever the algorithm
+  } else if constexpr (whole_row_mapping<mapping_type> || retiling_grid_mapping<mapping_type>) {
+    if (algorithm == transpose_algorithm::planned) return transpose_plan_for(a).apply(a);
+    if constexpr (whole_row_mapping<mapping_type>) {
+      if (algorithm == transpose_algorithm::slots) {
+        const stats_scope scope(a.comm(), "transpose");
+        const auto result_rows =
+            a.comm().collectively([&] { return a.mapping().with_shape(a.num_cols(), a.num_rows()); });
+        return detail::transpose_by_slots(a, result_rows);
+      }
+    }
+    return transpose(a);  // route (a grid's slots is the same route)
+  } else {
+    return a;
+  }
+}
+
+#undef TESSERA_TRANSPOSE_NEEDS_ROWS_OR_GRID
 
 }  // namespace tessera
 

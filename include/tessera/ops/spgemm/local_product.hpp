@@ -22,6 +22,7 @@
 #include "../../matrix/dist_matrix.hpp"
 #include "../../matrix/to_view.hpp"
 #include "../../storage/csr.hpp"
+#include "../detail/compiled_paths.hpp"
 #include "../detail/operand_checks.hpp"
 #include "../detail/row_batches.hpp"
 #include "../semiring.hpp"
@@ -280,100 +281,119 @@ compressed_operand<T, Mem> compressed_on_host(const fetched_rows<T>& fetched, gl
           to_view<T, Mem>(fetched.values, "tessera::spgemm::b_val"), to_view<global_index, Mem>(used, "tessera::spgemm::col_map")};
 }
 
+/// Plus-times through Kokkos-Kernels (or cuSPARSE) from the referenced rows: B^ assembled on the
+/// device where the device algorithms run, on the host otherwise.
+template <matrix_value T, matrix_policy Policy>
+local_product<T, Policy> multiply_referenced_kokkos_kernels(const dist_matrix<T, Policy>& a,
+                                                            const dist_matrix<T, Policy>& b,
+                                                            const referenced_rows<T>& referenced) {
+  using mem = typename Policy::memory_space;
+  if constexpr (uses_device_algorithms<typename Policy::execution_space>) {
+    const auto b_hat = [&] {
+      const profiling_region region("tessera::spgemm::b_hat");
+      return referenced_rows_on_device(b, referenced);
+    }();
+    return multiply_kokkos_kernels<T, Policy>(a, b_hat);
+  } else {
+    return multiply_kokkos_kernels<T, Policy>(
+        a, compressed_on_host<T, mem>(gather_referenced_rows(b, referenced), b.num_cols()));
+  }
+}
+
 /// This rank's rows of C from its rows of A and the rows of B they reference (not collective:
 /// runs the user's semiring, so multiply() runs it inside an agreement).
-template <matrix_value T, matrix_policy Policy, class Semiring>
+template <compiled_paths Paths, matrix_value T, matrix_policy Policy, class Semiring>
 local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                         const dist_matrix<T, Policy>* mask, const referenced_rows<T>& referenced,
                                         const spgemm_options<Semiring>& options) {
   using mem = typename Policy::memory_space;
   using exec = typename Policy::execution_space;
-  const bool unbatched = mask == nullptr && options.memory_budget_bytes == 0;
-  const bool plain = std::is_same_v<Semiring, semirings::plus_times> && unbatched;
   // Dense per-thread accumulators suit host execution spaces (a GPU's thread count times the
   // column space would not fit); elsewhere the default stays Kokkos-Kernels.
   constexpr bool on_host = Kokkos::SpaceAccessibility<exec, Kokkos::HostSpace>::accessible;
-  if constexpr (on_host) {
-    if (unbatched && (options.kernel == spgemm_kernel::gustavson || options.kernel == spgemm_kernel::automatic)) {
-      if (options.batches != nullptr) *options.batches = 1;
+  if constexpr (Paths == compiled_paths::plain) {
+    static_assert(std::is_same_v<Semiring, semirings::plus_times>, "the plain product is plus-times");
+    if (options.batches != nullptr) *options.batches = 1;
+    if constexpr (on_host)
       return multiply_gustavson(a, b, referenced, options.ring);
+    else
+      return multiply_referenced_kokkos_kernels(a, b, referenced);
+  } else {
+    const bool unbatched = mask == nullptr && options.memory_budget_bytes == 0;
+    const bool plain = std::is_same_v<Semiring, semirings::plus_times> && unbatched;
+    if constexpr (on_host) {
+      if (unbatched && (options.kernel == spgemm_kernel::gustavson || options.kernel == spgemm_kernel::automatic)) {
+        if (options.batches != nullptr) *options.batches = 1;
+        return multiply_gustavson(a, b, referenced, options.ring);
+      }
     }
-  }
-  if constexpr (std::is_same_v<Semiring, semirings::plus_times> && uses_device_algorithms<exec>) {
-    if (plain && options.kernel != spgemm_kernel::esc) {  // B^ assembled on the device, not the host
-      if (options.batches != nullptr) *options.batches = 1;
-      const auto b_hat = [&] {
-        const profiling_region region("tessera::spgemm::b_hat");
-        return referenced_rows_on_device(b, referenced);
-      }();
-      return multiply_kokkos_kernels<T, Policy>(a, b_hat);
+    if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
+      if (plain && options.kernel != spgemm_kernel::esc) {
+        if (options.batches != nullptr) *options.batches = 1;
+        return multiply_referenced_kokkos_kernels(a, b, referenced);
+      }
     }
-  }
-  const auto fetched = gather_referenced_rows(b, referenced);
-  if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
-    if (plain && options.kernel != spgemm_kernel::esc) {
-      if (options.batches != nullptr) *options.batches = 1;
-      return multiply_kokkos_kernels<T, Policy>(a, compressed_on_host<T, mem>(fetched, b.num_cols()));
+    const auto fetched = gather_referenced_rows(b, referenced);
+
+    kernels::esc_operands<T, mem> op;
+    op.a_ptr = a.local().row_ptr;
+    op.a_col = a.local().col_idx;
+    op.a_val = a.local().values;
+    op.b_ptr = to_view<offset_type, mem>(fetched.ptr, "tessera::spgemm::b_ptr");
+    op.b_col = to_view<global_index, mem>(fetched.cols, "tessera::spgemm::b_col");
+    op.b_val = to_view<T, mem>(fetched.values, "tessera::spgemm::b_val");
+    if (mask != nullptr) {
+      const auto m_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, mask->col_map());
+      const auto m_col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, mask->local().col_idx);
+      std::vector<global_index> global(m_col.extent(0));
+      for (std::size_t e = 0; e < global.size(); ++e) global[e] = m_map(static_cast<std::size_t>(m_col(e)));
+      op.mask_ptr = mask->local().row_ptr;
+      op.mask_col = to_view<global_index, mem>(global, "tessera::spgemm::mask_col");
     }
-  }
 
-  kernels::esc_operands<T, mem> op;
-  op.a_ptr = a.local().row_ptr;
-  op.a_col = a.local().col_idx;
-  op.a_val = a.local().values;
-  op.b_ptr = to_view<offset_type, mem>(fetched.ptr, "tessera::spgemm::b_ptr");
-  op.b_col = to_view<global_index, mem>(fetched.cols, "tessera::spgemm::b_col");
-  op.b_val = to_view<T, mem>(fetched.values, "tessera::spgemm::b_val");
-  if (mask != nullptr) {
-    const auto m_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, mask->col_map());
-    const auto m_col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, mask->local().col_idx);
-    std::vector<global_index> global(m_col.extent(0));
-    for (std::size_t e = 0; e < global.size(); ++e) global[e] = m_map(static_cast<std::size_t>(m_col(e)));
-    op.mask_ptr = mask->local().row_ptr;
-    op.mask_col = to_view<global_index, mem>(global, "tessera::spgemm::mask_col");
-  }
+    // Batches of rows whose expanded products fit the budget.
+    const auto a_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().row_ptr);
+    const auto a_col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().col_idx);
+    const local_index rows = a.local_rows();
+    const std::size_t per_product = sizeof(global_index) + sizeof(T);
+    std::vector<offset_type> counts;
+    std::vector<global_index> cols;
+    std::vector<T> values;
+    counts.reserve(static_cast<std::size_t>(rows));
+    std::size_t batches = 0;
+    const exec space{};
+    for (local_index first = 0; first < rows;) {
+      const local_index last = batch_end(first, rows, options.memory_budget_bytes, per_product, [&](local_index r) {
+        std::size_t products = 0;
+        for (offset_type e = a_ptr(r); e < a_ptr(r + 1); ++e)
+          products += static_cast<std::size_t>(fetched.ptr[static_cast<std::size_t>(a_col(e)) + 1] -
+                                               fetched.ptr[static_cast<std::size_t>(a_col(e))]);
+        return products;
+      });
+      kernels::esc_rows<exec, T, mem, Semiring>(space, op, first, last, options.ring, counts, cols, values);
+      ++batches;
+      first = last;
+    }
+    if (options.batches != nullptr) *options.batches = batches;
 
-  // Batches of rows whose expanded products fit the budget.
-  const auto a_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().row_ptr);
-  const auto a_col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.local().col_idx);
-  const local_index rows = a.local_rows();
-  const std::size_t per_product = sizeof(global_index) + sizeof(T);
-  std::vector<offset_type> counts;
-  std::vector<global_index> cols;
-  std::vector<T> values;
-  counts.reserve(static_cast<std::size_t>(rows));
-  std::size_t batches = 0;
-  const exec space{};
-  for (local_index first = 0; first < rows;) {
-    const local_index last = batch_end(first, rows, options.memory_budget_bytes, per_product, [&](local_index r) {
-      std::size_t products = 0;
-      for (offset_type e = a_ptr(r); e < a_ptr(r + 1); ++e)
-        products += static_cast<std::size_t>(fetched.ptr[static_cast<std::size_t>(a_col(e)) + 1] -
-                                             fetched.ptr[static_cast<std::size_t>(a_col(e))]);
-      return products;
-    });
-    kernels::esc_rows<exec, T, mem, Semiring>(space, op, first, last, options.ring, counts, cols, values);
-    ++batches;
-    first = last;
+    // C's local block: compress the global columns it uses.
+    const auto [used, local_cols] = compress_columns(cols, b.num_cols());
+    std::vector<offset_type> row_ptr(static_cast<std::size_t>(rows) + 1, 0);
+    for (std::size_t r = 0; r < counts.size(); ++r) row_ptr[r + 1] = row_ptr[r] + counts[r];
+    typename dist_matrix<T, Policy>::local_block_type block;
+    block.rows = rows;
+    block.cols = static_cast<local_index>(used.size());
+    block.row_ptr = to_view<offset_type, mem>(row_ptr, "tessera::spgemm::row_ptr");
+    block.col_idx = to_view<local_index, mem>(local_cols, "tessera::spgemm::col_idx");
+    block.values = to_view<T, mem>(values, "tessera::spgemm::values");
+    return {block, to_view<global_index, mem>(used, "tessera::spgemm::col_map")};
   }
-  if (options.batches != nullptr) *options.batches = batches;
-
-  // C's local block: compress the global columns it uses.
-  const auto [used, local_cols] = compress_columns(cols, b.num_cols());
-  std::vector<offset_type> row_ptr(static_cast<std::size_t>(rows) + 1, 0);
-  for (std::size_t r = 0; r < counts.size(); ++r) row_ptr[r + 1] = row_ptr[r] + counts[r];
-  typename dist_matrix<T, Policy>::local_block_type block;
-  block.rows = rows;
-  block.cols = static_cast<local_index>(used.size());
-  block.row_ptr = to_view<offset_type, mem>(row_ptr, "tessera::spgemm::row_ptr");
-  block.col_idx = to_view<local_index, mem>(local_cols, "tessera::spgemm::col_idx");
-  block.values = to_view<T, mem>(values, "tessera::spgemm::values");
-  return {block, to_view<global_index, mem>(used, "tessera::spgemm::col_map")};
 }
 
 
-/// C = A * B on whole rows, fetching as `schedule` (made for A's column map and B's row split) says.
-template <matrix_value T, matrix_policy Policy, class Semiring>
+/// C = A * B on whole rows, fetching as `schedule` (made for A's column map and B's row split) says;
+/// `Paths`: which local products the call can take (compiled_paths).
+template <compiled_paths Paths, matrix_value T, matrix_policy Policy, class Semiring>
 dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                 const dist_matrix<T, Policy>* mask, const spgemm_options<Semiring>& options,
                                 const fetch_schedule& schedule) {
@@ -384,7 +404,7 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
     // communication) and C is converted back, so C has the operands' storage.
     const auto mask_rows = mask != nullptr ? std::optional(convert<csr>(*mask)) : std::nullopt;
     return convert<storage>(
-        multiply(convert<csr>(a), convert<csr>(b), mask_rows ? &*mask_rows : nullptr, options, schedule));
+        multiply<Paths>(convert<csr>(a), convert<csr>(b), mask_rows ? &*mask_rows : nullptr, options, schedule));
   } else {
   const auto& comm = a.comm();
   comm.collectively([&] {
@@ -418,7 +438,7 @@ dist_matrix<T, Policy> multiply(const dist_matrix<T, Policy>& a, const dist_matr
   phase.next("tessera::spgemm::local_product");
   // The kernels call the user's semiring: whatever it throws on one rank is raised on every rank,
   // instead of leaving the others waiting in C's constructor.
-  auto c = comm.collectively([&] { return multiply_local(a, b, mask, referenced, options); });
+  auto c = comm.collectively([&] { return multiply_local<Paths>(a, b, mask, referenced, options); });
   phase.next("tessera::spgemm::assemble");
   return dist_matrix<T, Policy>(detail::assembled_block, comm, a.mapping().with_shape(a.num_rows(), b.num_cols()), std::move(c.block),
                                 std::move(c.col_map));

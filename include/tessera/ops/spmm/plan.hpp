@@ -28,6 +28,7 @@
 #include "../../matrix/as_compressed_rows.hpp"
 #include "../../storage/csr.hpp"
 #include "../../matrix/to_view.hpp"
+#include "../detail/compiled_paths.hpp"
 #include "../detail/operand_checks.hpp"
 #include "../detail/structure_fingerprint.hpp"
 
@@ -152,10 +153,14 @@ class spmm_plan {
 
   /// Y = A * X (collective). A must have the structure the plan was made for (its values may
   /// change); X and Y must live on the plan's ranks, and Y must not share memory with X or A.
+  /// `Paths` = detail::compiled_paths::plain (what spmm(A, X) without options uses) compiles
+  /// tessera's kernel only, not Kokkos-Kernels' spmv (two thirds of such a unit's code), and needs
+  /// a plan made for that kernel.
+  template <detail::compiled_paths Paths = detail::compiled_paths::any>
   void apply(const matrix_type& a, const dense_type& x, dense_type& y) {
     const rows_block block = compressed_rows(a);
     comm_.collectively([&] { check(block, a, x, y); });
-    apply_checked(block, x, y);
+    apply_checked<Paths>(block, x, y);
   }
 
   /// A's block as CSR: in place for compressed rows, else converted (see as_compressed_rows).
@@ -177,14 +182,18 @@ class spmm_plan {
   }
 
   /// Y = A * X for operands every rank has checked (accepts, agreed): apply without its agreement.
+  template <detail::compiled_paths Paths = detail::compiled_paths::any>
   void apply_checked(const rows_block& block, const dense_type& x, dense_type& y) {
+    if constexpr (Paths == detail::compiled_paths::plain)
+      TESSERA_REQUIRE(options_.kernel == spmm_kernel::tessera, invalid_argument,
+                      "spmm_plan: the plain product runs tessera's kernel; this plan was made for another");
     stats_scope scope(comm_, "spmm");
     const auto k = static_cast<std::size_t>(x.num_vectors());  // k_ unless the plan serves any width
     if (!anyone_fetches_) {
-      apply_local(block, x, y);
+      apply_local<Paths>(block, x, y);
       return;
     }
-    apply_fetching(block, x, y, k);
+    apply_fetching<Paths>(block, x, y, k);
   }
 
  private:
@@ -209,6 +218,7 @@ class spmm_plan {
     }
   }
 
+  template <detail::compiled_paths Paths>
   void apply_fetching(const rows_block& block, const dense_type& x, dense_type& y, std::size_t k) {
     auto& ws = *workspace_;
     ws.reserve_halo(static_cast<std::size_t>(halo_rows_));
@@ -240,12 +250,14 @@ class spmm_plan {
                                            std::span<T>(landing.data() + static_cast<std::size_t>(r.halo_at) * k,
                                                         static_cast<std::size_t>(r.count) * k)));
     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
-    if (options_.kernel == spmm_kernel::kokkos_kernels) {
-      wait_all(pending);
-      copy_from_mpi(halo, landing);
-      apply_kokkos_kernels(block, x_local, halo, y);
-      close(ws);
-      return;
+    if constexpr (Paths == detail::compiled_paths::any) {
+      if (options_.kernel == spmm_kernel::kokkos_kernels) {
+        wait_all(pending);
+        copy_from_mpi(halo, landing);
+        apply_kokkos_kernels(block, x_local, halo, y);
+        close(ws);
+        return;
+      }
     }
     const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
     if (k > 0) multiply_rows(exec, interior_rows_, interior_state_, block, x_local, halo, y, streaming);
@@ -288,12 +300,15 @@ class spmm_plan {
   }
 
   // The product when no rank fetches: every row reads this rank's X, no staging, no barrier.
+  template <detail::compiled_paths Paths>
   void apply_local(const rows_block& block, const dense_type& x, dense_type& y) {
     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_local = x.local();
     const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> no_halo;
-    if (options_.kernel == spmm_kernel::kokkos_kernels) {
-      apply_kokkos_kernels(block, x_local, no_halo, y);
-      return;
+    if constexpr (Paths == detail::compiled_paths::any) {
+      if (options_.kernel == spmm_kernel::kokkos_kernels) {
+        apply_kokkos_kernels(block, x_local, no_halo, y);
+        return;
+      }
     }
     execution_space exec;
     const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
