@@ -9,7 +9,7 @@
 #include <mpi.h>
 
 #include "comm/communicator.hpp"
-#include "comm/detail/progress_runtime.hpp"
+#include "comm/detail/progress_service.hpp"
 #include "core/error.hpp"
 #include "core/freed_memory.hpp"
 
@@ -80,9 +80,8 @@ class environment {
     if (progress_) {
       // Every compute rank is done with one-sided traffic; then each tells its server to stop.
       MPI_Barrier(progress_->compute_comm());
-      detail::control_message stop{detail::control_kind::shutdown, 0, 0};
-      MPI_Send(&stop, sizeof stop, MPI_BYTE, progress_->my_server(), detail::tag_control, progress_->server_comm());
-      detail::active_progress_runtime() = nullptr;
+      progress_->stop_server();
+      detail::progress_service_running() = false;
     }
     world_.reset();
     if (started_kokkos_ && Kokkos::is_initialized()) {
@@ -133,9 +132,13 @@ class environment {
     TESSERA_REQUIRE(options.ranks_per_node >= 0, invalid_argument, "environment: ranks_per_node {} is negative",
                     options.ranks_per_node);
     if (options.progress_ranks) {
-      TESSERA_REQUIRE(detail::active_progress_runtime() == nullptr, invalid_argument,
+      TESSERA_REQUIRE(!detail::progress_service_running(), invalid_argument,
                       "environment: progress ranks are already running (one such environment per program)");
-      progress_ = std::make_unique<detail::progress_runtime>(options.ranks_per_node);
+      // The same on every rank: whether the program's units include the backend is one answer.
+      TESSERA_REQUIRE(detail::registered_progress_service() != nullptr, invalid_argument,
+                      "environment: progress ranks serve the progress_rank backend, which no unit of this program "
+                      "includes (<tessera/comm/progress_rank.hpp> or <tessera/tessera.hpp>)");
+      progress_ = detail::registered_progress_service()(options.ranks_per_node);
       if (progress_->is_server()) {
         // A progress rank never runs user code: it serves, then ends the process.
         progress_->serve();
@@ -143,7 +146,8 @@ class environment {
         MPI_Finalize();
         std::exit(0);
       }
-      detail::active_progress_runtime() = progress_.get();
+      progress_->activate();
+      detail::progress_service_running() = true;
     }
     if (!Kokkos::is_initialized()) {
       if (argc != nullptr) Kokkos::initialize(*argc, *argv);
@@ -157,12 +161,11 @@ class environment {
   /// exception with MPI and Kokkos as they were before (or finalised, if this environment started them).
   void abandon() noexcept {
     world_.reset();
-    if (progress_ && detail::active_progress_runtime() == progress_.get()) {
+    if (progress_ && progress_->active()) {
       // This rank's server is serving and waits for a shutdown from each of its compute ranks.
       // No barrier as in the destructor: no one-sided traffic can have started yet.
-      detail::control_message stop{detail::control_kind::shutdown, 0, 0};
-      MPI_Send(&stop, sizeof stop, MPI_BYTE, progress_->my_server(), detail::tag_control, progress_->server_comm());
-      detail::active_progress_runtime() = nullptr;
+      progress_->stop_server();
+      detail::progress_service_running() = false;
     }
     progress_.reset();
     if (started_kokkos_ && Kokkos::is_initialized()) {
@@ -180,7 +183,7 @@ class environment {
 
   bool started_mpi_ = false;
   bool started_kokkos_ = false;
-  std::unique_ptr<detail::progress_runtime> progress_;
+  std::unique_ptr<detail::progress_service> progress_;
   std::optional<communicator> world_;
 };
 

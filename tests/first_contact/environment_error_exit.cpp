@@ -1,7 +1,12 @@
 // An environment that cannot start (here: progress ranks on nodes of one process, or a negative
 // ranks_per_node, from TESSERA_RANKS_PER_NODE) must hand its error to main with MPI finalised, so
 // a program that catches it ends cleanly instead of being reported by the launcher as a process
-// that "exited without calling finalize".
+// that "exited without calling finalize". Built twice: with the progress_rank backend's header
+// (the layouts above), and without it (TESSERA_TEST_WITHOUT_PROGRESS_BACKEND), where the
+// environment has no progress runtime to start and must say which header brings it.
+#ifndef TESSERA_TEST_WITHOUT_PROGRESS_BACKEND
+#include <tessera/comm/progress_rank.hpp>
+#endif
 #include <tessera/environment.hpp>
 
 #include <cstdio>

@@ -11,6 +11,7 @@
 
 #include "../../core/error.hpp"
 #include "../mpi_check.hpp"
+#include "progress_service.hpp"
 #include "remote_op.hpp"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -41,8 +43,11 @@ struct control_message {
 /// remote_header::unused bit: the payload follows the header in the same message.
 inline constexpr std::uint16_t payload_inline = 1;
 
+class progress_runtime;
+inline progress_runtime*& active_progress_runtime() noexcept;
+
 /// Who is what, after the environment split the processes.
-class progress_runtime {
+class progress_runtime final : public progress_service {
  public:
   /// Collective over MPI_COMM_WORLD. `ranks_per_node` > 0 emulates nodes of that many processes.
   explicit progress_runtime(int ranks_per_node) {
@@ -107,10 +112,10 @@ class progress_runtime {
   progress_runtime(const progress_runtime&) = delete;
   progress_runtime& operator=(const progress_runtime&) = delete;
 
-  [[nodiscard]] bool is_server() const noexcept { return is_server_; }
+  [[nodiscard]] bool is_server() const noexcept override { return is_server_; }
   /// Lowest compute rank of this node: it tells the server to join window creation.
   [[nodiscard]] bool is_leader() const noexcept { return leader_; }
-  [[nodiscard]] MPI_Comm compute_comm() const noexcept { return compute_comm_; }
+  [[nodiscard]] MPI_Comm compute_comm() const noexcept override { return compute_comm_; }
   [[nodiscard]] MPI_Comm server_comm() const noexcept { return server_comm_; }
   [[nodiscard]] MPI_Comm node_comm() const noexcept { return node_comm_; }
   [[nodiscard]] int my_server() const noexcept { return my_server_; }
@@ -150,7 +155,15 @@ class progress_runtime {
   }
 
   /// The server loop: returns once every compute rank of this node said shutdown.
-  void serve() {
+  void activate() noexcept override { active_progress_runtime() = this; }
+  [[nodiscard]] bool active() const noexcept override { return active_progress_runtime() == this; }
+  void stop_server() noexcept override {
+    control_message stop{control_kind::shutdown, 0, 0};
+    MPI_Send(&stop, sizeof stop, MPI_BYTE, my_server_, tag_control, server_comm_);
+    if (active()) active_progress_runtime() = nullptr;
+  }
+
+  void serve() override {
     int clients = node_clients_;
     std::vector<std::byte> message, payload, answer;
     int idle = 0;
@@ -245,5 +258,14 @@ inline progress_runtime*& active_progress_runtime() noexcept {
   static progress_runtime* runtime = nullptr;
   return runtime;
 }
+
+/// Registers the runtime with the environment in every program that includes this header (the
+/// progress_rank backend does): dynamic initialisation of an inline variable, before main.
+inline const bool progress_runtime_registered = [] {
+  registered_progress_service() = [](int ranks_per_node) -> std::unique_ptr<progress_service> {
+    return std::make_unique<progress_runtime>(ranks_per_node);
+  };
+  return true;
+}();
 
 }  // namespace tessera::detail
