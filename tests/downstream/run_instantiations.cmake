@@ -71,6 +71,22 @@ foreach(entry read_matrix_market convert spgemm transpose)
   endif()
 endforeach()
 
+# The same program with the headers precompiled as docs/getting-started.md shows: it must build
+# against the library and print the same.
+set(pch_build ${WORK_DIR}/downstream-pch)
+set(pch_headers "<tessera/comm/mpi_rma.hpp>|<tessera/distribution/row_block.hpp>|<tessera/environment.hpp>|")
+string(APPEND pch_headers "<tessera/matrix/matrix_market.hpp>|<tessera/ops/spgemm.hpp>|<tessera/ops/transpose.hpp>|")
+string(APPEND pch_headers "<tessera/storage/csr.hpp>")
+run(${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR}/tests/downstream -B ${pch_build} -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
+    -DTESSERA_VIA=package -DDOWNSTREAM_SOURCE=${TESSERA_SOURCE_DIR}/tests/docs/readme_program.cpp
+    -DDOWNSTREAM_LINKS=tessera::instantiations "-DDOWNSTREAM_PRECOMPILED_HEADERS=${pch_headers}"
+    -DCMAKE_PREFIX_PATH=${prefix} ${KOKKOS_ARGS})
+run(${CMAKE_COMMAND} --build ${pch_build})
+file(GLOB_RECURSE pch_files ${pch_build}/CMakeFiles/downstream_app.dir/cmake_pch*)
+if(NOT pch_files)
+  message(FATAL_ERROR "the build with DOWNSTREAM_PRECOMPILED_HEADERS made no precompiled header")
+endif()
+
 # A 12 x 12 matrix with an empty row (row 7) and a dense column (column 0).
 set(matrix "%%MatrixMarket matrix coordinate real general\n12 12 0\n")
 set(entries "")
@@ -87,8 +103,9 @@ file(WRITE ${WORK_DIR}/A.mtx "${matrix}${entries}")
 
 # Row 12's two entries share column 1 (summed): 21 nonzeros.
 foreach(np 1 2)
-  set(which with_library)
-  foreach(program ${build}/downstream_app ${HEADER_ONLY_PROGRAM})
+  set(names with_library header_only precompiled)
+  foreach(program ${build}/downstream_app ${HEADER_ONLY_PROGRAM} ${pch_build}/downstream_app)
+    list(POP_FRONT names which)
     execute_process(COMMAND ${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${np} ${program} WORKING_DIRECTORY ${WORK_DIR}
                     OUTPUT_VARIABLE output ERROR_VARIABLE errors RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
@@ -101,14 +118,17 @@ foreach(np 1 2)
     string(REPLACE "\n" ";" lines "${lines}")
     list(SORT lines)
     set(${which} "${lines}")
-    set(which header_only)
   endforeach()
   if(NOT with_library STREQUAL header_only)
     message(FATAL_ERROR "at ${np} ranks the program linked to tessera::instantiations printed\n${with_library}\n"
                         "but its header-only build printed\n${header_only}")
   endif()
+  if(NOT with_library STREQUAL precompiled)
+    message(FATAL_ERROR "at ${np} ranks the program linked to tessera::instantiations printed\n${with_library}\n"
+                        "but its build with precompiled headers printed\n${precompiled}")
+  endif()
   string(REPLACE ";" " | " shown "${with_library}")
   message(STATUS "${np} ranks: ${shown}")
 endforeach()
 message(STATUS "tessera::instantiations: installed, used by the README program (its entry points not compiled "
-               "there), same output as header-only at 1 and 2 ranks")
+               "there), same output as header-only and with precompiled headers at 1 and 2 ranks")
