@@ -8,6 +8,9 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_AGGREGATOR_HPP
 #endif
 
+// Seen by tessera::instantiations' extern declarations (instantiations/declarations.hpp).
+#define TESSERA_COMPONENT_aggregator 1
+
 #include "buckets.hpp"
 #include "communicator.hpp"
 #include "conveyor.hpp"

@@ -8,6 +8,9 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_RMA_HPP
 #endif
 
+// Seen by tessera::instantiations' extern declarations (instantiations/declarations.hpp).
+#define TESSERA_COMPONENT_mpi_rma 1
+
 #include <mpi.h>
 
 #include "buckets.hpp"

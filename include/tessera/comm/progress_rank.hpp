@@ -10,6 +10,9 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_PROGRESS_RANK_HPP
 #endif
 
+// Seen by tessera::instantiations' extern declarations (instantiations/declarations.hpp).
+#define TESSERA_COMPONENT_progress_rank 1
+
 #include <mpi.h>
 
 #include "buckets.hpp"

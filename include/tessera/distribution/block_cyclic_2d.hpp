@@ -15,6 +15,9 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_BLOCK_CYCLIC_2D_HPP
 #endif
 
+// Seen by tessera::instantiations' extern declarations (instantiations/declarations.hpp).
+#define TESSERA_COMPONENT_block_cyclic_2d 1
+
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
 #include "process_grid.hpp"

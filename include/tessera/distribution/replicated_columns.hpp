@@ -11,6 +11,9 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_REPLICATED_COLUMNS_HPP
 #endif
 
+// Seen by tessera::instantiations' extern declarations (instantiations/declarations.hpp).
+#define TESSERA_COMPONENT_replicated_columns 1
+
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"
 #include "process_grid.hpp"

@@ -6,6 +6,9 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_DISTRIBUTION_ROW_BLOCK_HPP
 #endif
 
+// Seen by tessera::instantiations' extern declarations (instantiations/declarations.hpp).
+#define TESSERA_COMPONENT_row_block 1
+
 #include "../comm/communicator.hpp"
 #include "../core/error.hpp"
 #include "../core/index_types.hpp"

@@ -24,6 +24,30 @@
 // The macros expand at global scope. Function names are written `tessera::f`, not `::tessera::f`:
 // after a return type ending in `>`, a leading `::` would continue that type's qualified name.
 
+// Which combinations a unit declares extern: those whose distribution and backend headers it
+// included before the operation's header (each defines TESSERA_COMPONENT_<name> as 1), so that
+// linking to the library never makes a unit parse a backend or a distribution it does not use
+// (with every configured one included, the README program took 0.9 s more). A combination whose
+// headers come later is compiled in the unit, as header-only.
+#define TESSERA_INSTANTIATION_CAT(a, b) TESSERA_INSTANTIATION_CAT_(a, b)
+#define TESSERA_INSTANTIATION_CAT_(a, b) a##b
+#define TESSERA_INSTANTIATION_SECOND(...) TESSERA_INSTANTIATION_SECOND_(__VA_ARGS__, )
+#define TESSERA_INSTANTIATION_SECOND_(a, b, ...) b
+#define TESSERA_INSTANTIATION_PROBE_1 ~, 1
+/// 1 if `flag` is defined as 1, else 0.
+#define TESSERA_INSTANTIATION_INCLUDED(flag) \
+  TESSERA_INSTANTIATION_SECOND(TESSERA_INSTANTIATION_CAT(TESSERA_INSTANTIATION_PROBE_, flag), 0)
+#define TESSERA_INSTANTIATION_IF_11(...) __VA_ARGS__
+#define TESSERA_INSTANTIATION_IF_10(...)
+#define TESSERA_INSTANTIATION_IF_01(...)
+#define TESSERA_INSTANTIATION_IF_00(...)
+/// `TESSERA_INSTANTIATED_IF(row_block, mpi_rma)(tokens)`: the tokens when both headers were included.
+#define TESSERA_INSTANTIATED_IF(distribution, backend)                                             \
+  TESSERA_INSTANTIATION_CAT(TESSERA_INSTANTIATION_IF_,                                             \
+                            TESSERA_INSTANTIATION_CAT(                                             \
+                                TESSERA_INSTANTIATION_INCLUDED(TESSERA_COMPONENT_##distribution), \
+                                TESSERA_INSTANTIATION_INCLUDED(TESSERA_COMPONENT_##backend)))
+
 /// Policy for X and Y of spmm with an A of `Policy`: `Policy` itself where its ranks own whole
 /// rows, otherwise its row_block rebinding (a grid's dense operands are split by rows).
 #define TESSERA_INSTANTIATION_DENSE_POLICY(...)                                                  \
