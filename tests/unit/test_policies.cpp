@@ -169,3 +169,18 @@ TEST_CASE("grid_aligned_rows puts X's rows in the grid column that names them an
   const auto y = grid_aligned_rows(r, grid_side::rows);
   for (global_index i = 0; i < 10; ++i) CHECK(r.grid().row_of(y.row_owner(i)) == (i < 5 ? 0 : 1));
 }
+
+// tessera::instantiations' extern declarations follow the unit's includes: a combination is
+// declared only where its distribution's and backend's headers were included (each defines
+// TESSERA_COMPONENT_<name>); this unit includes tessera/tessera.hpp, so every built-in one is.
+#include <tessera/instantiations/declarations.hpp>
+#define TESSERA_TEST_SPELLED(...) TESSERA_TEST_SPELLED_(__VA_ARGS__)
+#define TESSERA_TEST_SPELLED_(...) #__VA_ARGS__
+
+TEST_CASE("the library's extern declarations cover the distributions and backends a unit included") {
+  CHECK(std::string_view(TESSERA_TEST_SPELLED(TESSERA_INSTANTIATED_IF(row_block, mpi_rma)(declared))) == "declared");
+  CHECK(std::string_view(TESSERA_TEST_SPELLED(TESSERA_INSTANTIATED_IF(block_cyclic_2d, aggregator)(declared))) ==
+        "declared");
+  CHECK(std::string_view(TESSERA_TEST_SPELLED(TESSERA_INSTANTIATED_IF(row_block, carrier_pigeon)(declared))).empty());
+  CHECK(std::string_view(TESSERA_TEST_SPELLED(TESSERA_INSTANTIATED_IF(all_on_root, mpi_rma)(declared))).empty());
+}
