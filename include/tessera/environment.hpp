@@ -81,7 +81,7 @@ class environment {
       // Every compute rank is done with one-sided traffic; then each tells its server to stop.
       MPI_Barrier(progress_->compute_comm());
       progress_->stop_server();
-      detail::progress_service_running() = false;
+      detail::active_progress_service() = nullptr;
     }
     world_.reset();
     if (started_kokkos_ && Kokkos::is_initialized()) {
@@ -132,7 +132,7 @@ class environment {
     TESSERA_REQUIRE(options.ranks_per_node >= 0, invalid_argument, "environment: ranks_per_node {} is negative",
                     options.ranks_per_node);
     if (options.progress_ranks) {
-      TESSERA_REQUIRE(!detail::progress_service_running(), invalid_argument,
+      TESSERA_REQUIRE(detail::active_progress_service() == nullptr, invalid_argument,
                       "environment: progress ranks are already running (one such environment per program)");
       // The same on every rank: whether the program's units include the backend is one answer.
       TESSERA_REQUIRE(detail::registered_progress_service() != nullptr, invalid_argument,
@@ -146,8 +146,7 @@ class environment {
         MPI_Finalize();
         std::exit(0);
       }
-      progress_->activate();
-      detail::progress_service_running() = true;
+      detail::active_progress_service() = progress_.get();
     }
     if (!Kokkos::is_initialized()) {
       if (argc != nullptr) Kokkos::initialize(*argc, *argv);
@@ -161,11 +160,11 @@ class environment {
   /// exception with MPI and Kokkos as they were before (or finalised, if this environment started them).
   void abandon() noexcept {
     world_.reset();
-    if (progress_ && progress_->active()) {
+    if (progress_ && detail::active_progress_service() == progress_.get()) {
       // This rank's server is serving and waits for a shutdown from each of its compute ranks.
       // No barrier as in the destructor: no one-sided traffic can have started yet.
       progress_->stop_server();
-      detail::progress_service_running() = false;
+      detail::active_progress_service() = nullptr;
     }
     progress_.reset();
     if (started_kokkos_ && Kokkos::is_initialized()) {

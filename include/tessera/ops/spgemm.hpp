@@ -229,11 +229,7 @@ class spgemm_plan {
 
   /// The core product (no transposes) through the plan; what apply and spgemm call.
   [[nodiscard]] matrix multiply(const matrix& a, const matrix& b, const matrix* mask) {
-    a.comm().collectively([&] {
-      TESSERA_REQUIRE(fits(a, b, *options_), invalid_argument,
-                      "spgemm_plan: A's structure or B's distribution is not what the plan was made for; make a "
-                      "new plan");
-    });
+    a.comm().collectively([&] { require_fits(a, b); });
     if constexpr (on_rows) {
       // The user's options (batches: where to report) are this call's; the plan's decide the rest.
       return detail::multiply<detail::compiled_paths::any>(a, b, mask, *options_, schedule_);
@@ -254,9 +250,7 @@ class spgemm_plan {
                       invalid_argument,
                       "spgemm_plan::multiply_plain: the plan was made with a kernel or a memory budget; use "
                       "multiply or apply");
-      TESSERA_REQUIRE(fits(a, b, *options_), invalid_argument,
-                      "spgemm_plan: A's structure or B's distribution is not what the plan was made for; make a "
-                      "new plan");
+      require_fits(a, b);
     });
     return detail::multiply<detail::compiled_paths::plain>(a, b, static_cast<const matrix*>(nullptr), *options_,
                                                           schedule_);
@@ -267,6 +261,13 @@ class spgemm_plan {
   void use_call_options(const spgemm_options<Semiring>& options) { options_.emplace(options); }
 
  private:
+  // multiply's check on this rank (throws; the callers agree on it).
+  void require_fits(const matrix& a, const matrix& b) const {
+    TESSERA_REQUIRE(fits(a, b, *options_), invalid_argument,
+                    "spgemm_plan: A's structure or B's distribution is not what the plan was made for; make a new "
+                    "plan");
+  }
+
   std::optional<spgemm_options<Semiring>> options_;  // re-made per call: a semiring need not be assignable
   mapping_type a_mapping_, b_mapping_;
   mutable detail::structure_fingerprint<1> a_cols_;  // remembers arrays that matched
@@ -338,16 +339,10 @@ template <matrix_value T, matrix_policy Policy, class Semiring = semirings::plus
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_matrix<T, Policy> spgemm(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b) {
   static_assert(TESSERA_SPGEMM_CAN_MULTIPLY(typename Policy::mapping_type), TESSERA_SPGEMM_NEEDS_WHOLE_ROWS);
-  if constexpr (tile_storage<typename Policy::storage_type>) {
-    const auto c = spgemm(detail::tiles_as_elements(a), detail::tiles_as_elements(b));
-    const auto mapping =
-        a.comm().collectively([&] { return a.mapping().with_tiles(a.row_tiles(), b.col_tiles(), std::vector<int>{}); });
-    return to_tiles<Policy>(c, mapping);
-  } else if constexpr (whole_row_mapping<typename Policy::mapping_type>) {
+  if constexpr (whole_row_mapping<typename Policy::mapping_type> && !tile_storage<typename Policy::storage_type>)
     return spgemm_plan_for(a, b, spgemm_options<>{}).multiply_plain(a, b);
-  } else {
-    return spgemm(a, b, spgemm_options<>{});  // grids: SUMMA's stages take the options' form
-  }
+  else
+    return spgemm(a, b, spgemm_options<>{});  // grids and tiles (multiplied on a grid): SUMMA takes the options' form
 }
 
 /// C<M> = A * B: only the entries the mask M selects (collective). M is m x n and split like

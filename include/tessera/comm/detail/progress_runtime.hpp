@@ -43,9 +43,6 @@ struct control_message {
 /// remote_header::unused bit: the payload follows the header in the same message.
 inline constexpr std::uint16_t payload_inline = 1;
 
-class progress_runtime;
-inline progress_runtime*& active_progress_runtime() noexcept;
-
 /// Who is what, after the environment split the processes.
 class progress_runtime final : public progress_service {
  public:
@@ -155,12 +152,9 @@ class progress_runtime final : public progress_service {
   }
 
   /// The server loop: returns once every compute rank of this node said shutdown.
-  void activate() noexcept override { active_progress_runtime() = this; }
-  [[nodiscard]] bool active() const noexcept override { return active_progress_runtime() == this; }
   void stop_server() noexcept override {
     control_message stop{control_kind::shutdown, 0, 0};
     MPI_Send(&stop, sizeof stop, MPI_BYTE, my_server_, tag_control, server_comm_);
-    if (active()) active_progress_runtime() = nullptr;
   }
 
   void serve() override {
@@ -253,10 +247,10 @@ class progress_runtime final : public progress_service {
   std::map<std::uint32_t, window> windows_;
 };
 
-/// The runtime of this process, if the environment split off progress ranks.
-inline progress_runtime*& active_progress_runtime() noexcept {
-  static progress_runtime* runtime = nullptr;
-  return runtime;
+/// The runtime of this process, if the environment split off progress ranks (the only
+/// progress_service there is).
+inline progress_runtime* active_progress_runtime() noexcept {
+  return static_cast<progress_runtime*>(active_progress_service());
 }
 
 /// Registers the runtime with the environment in every program that includes this header (the

@@ -25,10 +25,7 @@ class progress_service {
   virtual void serve() = 0;
   /// The compute ranks, what environment::world() duplicates.
   [[nodiscard]] virtual MPI_Comm compute_comm() const noexcept = 0;
-  /// Make this the runtime the progress_rank backend talks to (a compute rank, once made).
-  virtual void activate() noexcept = 0;
-  [[nodiscard]] virtual bool active() const noexcept = 0;
-  /// Tell this compute rank's server that the rank is done (one message) and stop being active.
+  /// Tell this compute rank's server that the rank is done (one message).
   virtual void stop_server() noexcept = 0;
 };
 
@@ -40,10 +37,11 @@ inline progress_service_factory& registered_progress_service() noexcept {
   return factory;
 }
 
-/// Whether an environment of this program runs progress ranks (one may, at a time).
-inline bool& progress_service_running() noexcept {
-  static bool running = false;
-  return running;
+/// The runtime this process's environment started (one at a time), which the progress_rank
+/// backend talks to; null when none runs.
+inline progress_service*& active_progress_service() noexcept {
+  static progress_service* active = nullptr;
+  return active;
 }
 
 }  // namespace tessera::detail
