@@ -5,6 +5,7 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <random>
 #include <string>
@@ -92,6 +93,55 @@ TEST_CASE("group_and_sort on inputs that the host scatter cuts into one chunk pe
   std::vector<int> sparse(200000, 0);
   for (std::size_t g = 0; g < sparse.size(); g += 37) sparse[g] = 3;
   check_grouping(sparse, 5, 13);
+}
+
+TEST_CASE("expand_groups inverts a pointer array: empty groups, short ones and ones past the search threshold") {
+  // Both of the device algorithms' strategies (a work item per group while every group is short, a
+  // search per entry once one is longer than expand_by_search_beyond) against a serial expansion.
+  for (const std::vector<int>& sizes : {std::vector<int>{0, 3, 0, 0, 5, 1, 0}, std::vector<int>{0, 3, 0, 0, 400, 1, 0, 2, 0},
+                                        std::vector<int>{}, std::vector<int>{0, 0}}) {
+    std::vector<offset_type> ptr{0};
+    std::vector<local_index> want;
+    for (std::size_t g = 0; g < sizes.size(); ++g) {
+      ptr.push_back(ptr.back() + sizes[g]);
+      want.insert(want.end(), static_cast<std::size_t>(sizes[g]), static_cast<local_index>(g));
+    }
+    INFO("groups: " << sizes.size() << ", entries: " << want.size());
+    const auto group = kernels::expand_groups<exec, mem>(exec{}, device(ptr, "ptr"));
+    const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, group);
+    REQUIRE(got.extent(0) == want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) CHECK(got(k) == want[k]);
+  }
+}
+
+TEST_CASE("stable_sort_by_key: keys ascending, equal keys in input order") {
+  if constexpr (!kernels::has_stable_key_sort<exec>) {
+    MESSAGE("skipped: no stable key sort on this execution space");
+    return;
+  } else {
+    for (const std::uint64_t key_count : {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{300}, std::uint64_t{70000}}) {
+      std::mt19937 rng(static_cast<unsigned>(key_count));
+      const std::size_t n = 50000;
+      std::vector<std::uint32_t> keys(n), payload(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = static_cast<std::uint32_t>(rng() % key_count);
+        payload[i] = static_cast<std::uint32_t>(i);
+      }
+      Kokkos::View<std::uint32_t*, mem> k("keys", n), p("payload", n);
+      Kokkos::deep_copy(k, Kokkos::View<const std::uint32_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(keys.data(), n));
+      Kokkos::deep_copy(p, Kokkos::View<const std::uint32_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(payload.data(), n));
+      kernels::stable_sort_by_key(exec{}, k, p, key_count);
+      const auto sk = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, k);
+      const auto sp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p);
+      INFO("key count " << key_count);
+      std::vector<std::size_t> reference(n);
+      for (std::size_t i = 0; i < n; ++i) reference[i] = i;
+      std::stable_sort(reference.begin(), reference.end(), [&](std::size_t x, std::size_t y) { return keys[x] < keys[y]; });
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) wrong += sp(i) != reference[i] || sk(i) != keys[reference[i]] ? 1 : 0;
+      CHECK(wrong == 0);
+    }
+  }
 }
 
 TEST_CASE("build_from_triplets folds duplicates in input order, on every rank count") {

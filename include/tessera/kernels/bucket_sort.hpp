@@ -14,6 +14,7 @@
 #include "../core/device_algorithms.hpp"
 #include "../core/index_types.hpp"
 #include "sort_rows.hpp"
+#include "sorted_search.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -298,6 +299,37 @@ grouped_entries<Key, Value, MemorySpace> combine_duplicates(const ExecSpace& exe
   return out;
 }
 
+/// Groups longer than this make the device algorithms expand by a search per entry instead of a
+/// work item per group (on short, even groups, such as a Laplacian's rows, the latter is faster).
+inline constexpr offset_type expand_by_search_beyond = 64;
+
+namespace detail {
+template <class ExecSpace, class MemorySpace>
+offset_type longest_group(const ExecSpace& exec, const Kokkos::View<const offset_type*, MemorySpace>& ptr) {
+  offset_type longest = 0;
+  Kokkos::parallel_reduce(
+      "tessera::longest_group", Kokkos::RangePolicy<ExecSpace>(exec, 0, ptr.extent(0) - 1),
+      KOKKOS_LAMBDA(const std::size_t g, offset_type& most) {
+        if (ptr(g + 1) - ptr(g) > most) most = ptr(g + 1) - ptr(g);
+      },
+      Kokkos::Max<offset_type>(longest));
+  return longest;
+}
+
+/// A work item per entry, finding its group by binary search: a work item per group wrote a
+/// skewed group (an R-MAT row of thousands of entries) one entry at a time, holding the launch.
+template <class ExecSpace, class MemorySpace>
+void expand_by_search(const ExecSpace& exec, const Kokkos::View<const offset_type*, MemorySpace>& ptr,
+                      const Kokkos::View<local_index*, MemorySpace>& group) {
+  const auto ends = static_cast<offset_type>(ptr.extent(0));
+  Kokkos::parallel_for("tessera::expand_groups_by_search", Kokkos::RangePolicy<ExecSpace>(exec, 0, group.extent(0)),
+                       KOKKOS_LAMBDA(const std::size_t k) {
+                         const auto entry = static_cast<offset_type>(k);
+                         group(k) = static_cast<local_index>(lower_bound_in(ptr, offset_type{0}, ends, entry + 1) - 1);
+                       });
+}
+}  // namespace detail
+
 /// The group index of every entry: the inverse of a pointer array.
 template <class ExecSpace, class MemorySpace>
 Kokkos::View<local_index*, MemorySpace> expand_groups(const ExecSpace& exec, Kokkos::View<const offset_type*, MemorySpace> ptr) {
@@ -306,6 +338,12 @@ Kokkos::View<local_index*, MemorySpace> expand_groups(const ExecSpace& exec, Kok
   exec.fence();
   Kokkos::deep_copy(n, Kokkos::subview(ptr, static_cast<std::size_t>(num_groups)));
   Kokkos::View<local_index*, MemorySpace> group(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_index"), n);
+  if constexpr (uses_device_algorithms<ExecSpace>) {
+    if (detail::longest_group(exec, ptr) > expand_by_search_beyond) {
+      detail::expand_by_search(exec, ptr, group);
+      return group;
+    }
+  }
   Kokkos::parallel_for("tessera::expand_groups", Kokkos::RangePolicy<ExecSpace>(exec, 0, num_groups),
                        KOKKOS_LAMBDA(const offset_type g) {
                          for (offset_type k = ptr(g); k < ptr(g + 1); ++k) group(k) = static_cast<local_index>(g);

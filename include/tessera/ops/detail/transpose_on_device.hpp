@@ -13,6 +13,7 @@
 #include "../../kernels/bucket_sort.hpp"
 #include "../../kernels/sort_rows.hpp"
 #include "../../kernels/sorted_search.hpp"
+#include "../../kernels/stable_key_sort.hpp"
 #include "../../matrix/to_view.hpp"
 #include "../../matrix/detail/route.hpp"
 #include "../../matrix/dist_matrix.hpp"
@@ -24,6 +25,9 @@
 #include <algorithm>
 #include <climits>
 #include <concepts>
+#include <cstdint>
+#include <limits>
+#include <numeric>
 #include <iterator>
 #include <span>
 #include <vector>
@@ -171,8 +175,8 @@ void positions_after_merge(const Exec& space, const Kokkos::View<const int*, Mem
                        });
 }
 
-/// A^T's rows by a counting sort: counts and slots by atomics (staying entries, then arrived ones),
-/// then each row sorted by column. Columns are distinct within a row of a transpose, so the
+/// A^T's rows by a counting sort where no stable key sort runs (HIP, SYCL; or over 2^32 entries):
+/// counts and slots by atomics (staying entries, then arrived ones), then each row sorted by column. Columns are distinct within a row of a transpose, so the
 /// result is the same whatever order the atomics scattered it in.
 template <class Exec, class T, class Mem>
 csr_block<T, Mem> rows_by_counting(const Exec& space, std::size_t rows, std::size_t columns, const transposed_entries<T, Mem>& staying,
@@ -217,6 +221,72 @@ csr_block<T, Mem> rows_by_counting(const Exec& space, std::size_t rows, std::siz
   });
   phase.next("tessera::transpose::sort_rows");
   kernels::sort_rows(space, ptr, cols, values);
+  return {static_cast<local_index>(rows), static_cast<local_index>(columns), ptr, cols, values};
+}
+
+/// A^T's rows by one stable sort of the entries by row (kernels/stable_key_sort.hpp). The entries
+/// go in ordered by A^T's column: the arrived ones below this rank's rows of A (the first
+/// `arrived_below` of the arrived arrays, which are sorted by column), the staying ones (in A's row
+/// order, which `position` keeps), then the arrived ones above. A stable sort by row leaves each
+/// row ordered by column: no per-row sort, no atomics, the same result on every run. When nothing
+/// arrived, `staying.primary` (this transpose's scratch) is sorted in place.
+template <class Exec, class T, class Mem>
+csr_block<T, Mem> rows_by_stable_sort(const Exec& space, std::size_t rows, std::size_t columns,
+                                      const transposed_entries<T, Mem>& staying,
+                                      const Kokkos::View<const local_index*, Mem>& position,
+                                      const Kokkos::View<const local_index*, Mem>& arrived_row,
+                                      const Kokkos::View<const local_index*, Mem>& arrived_column,
+                                      const Kokkos::View<const T*, Mem>& arrived_value, std::size_t arrived_below) {
+  using range = Kokkos::RangePolicy<Exec>;
+  const std::size_t n_stay = staying.value.extent(0), total = n_stay + arrived_value.extent(0);
+  const std::size_t below = arrived_below;
+  const auto primary = staying.primary;
+  const auto a_row = staying.a_row;
+  const auto stay_value = staying.value;
+  profiling_phases phase;
+  phase.next("tessera::transpose::keys");
+  // With nothing arrived the keys are `primary` itself: one nnz-sized array and its pass saved.
+  using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  const Kokkos::View<std::uint32_t*, Mem> key =
+      total == n_stay ? Kokkos::View<std::uint32_t*, Mem>(Kokkos::View<std::uint32_t*, Mem, unmanaged>(
+                            reinterpret_cast<std::uint32_t*>(primary.data()), total))
+                      : Kokkos::View<std::uint32_t*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_keys"), total);
+  const Kokkos::View<std::uint32_t*, Mem> order(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_order"), total);
+  const bool keys_in_place = total == n_stay;
+  Kokkos::parallel_for("tessera::transpose_keys", range(space, 0, total), KOKKOS_LAMBDA(const std::size_t p) {
+    if (!keys_in_place) {
+      const local_index row = p < below ? arrived_row(p) : p < below + n_stay ? primary(p - below) : arrived_row(p - n_stay);
+      key(p) = static_cast<std::uint32_t>(row);
+    }
+    order(p) = static_cast<std::uint32_t>(p);
+  });
+  phase.next("tessera::transpose::sort");
+  kernels::stable_sort_by_key(space, key, order, rows);
+  phase.next("tessera::transpose::gather");
+  const auto sorted_key = key;
+  const auto sorted_from = order;
+  Kokkos::View<offset_type*, Mem> ptr(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_ptr"), rows + 1);
+  // Row r starts at the first entry whose key is r or more: each boundary between two keys
+  // writes the rows it passes (empty rows included), so every offset is written once.
+  const auto last_row = static_cast<std::int64_t>(rows);
+  Kokkos::parallel_for("tessera::transpose_row_starts", range(space, 0, total + 1), KOKKOS_LAMBDA(const std::size_t q) {
+    const std::int64_t before = q == 0 ? -1 : static_cast<std::int64_t>(sorted_key(q - 1));
+    const std::int64_t here = q == total ? last_row : static_cast<std::int64_t>(sorted_key(q));
+    for (std::int64_t r = before + 1; r <= here; ++r) ptr(r) = static_cast<offset_type>(q);
+  });
+  Kokkos::View<local_index*, Mem> cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cols"), total);
+  Kokkos::View<T*, Mem> values(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"), total);
+  Kokkos::parallel_for("tessera::transpose_gather", range(space, 0, total), KOKKOS_LAMBDA(const std::size_t q) {
+    const std::size_t p = sorted_from(q);
+    if (p >= below && p < below + n_stay) {
+      cols(q) = position(a_row(p - below));
+      values(q) = stay_value(p - below);
+    } else {
+      const std::size_t a = p < below ? p : p - n_stay;
+      cols(q) = arrived_column(a);
+      values(q) = arrived_value(a);
+    }
+  });
   return {static_cast<local_index>(rows), static_cast<local_index>(columns), ptr, cols, values};
 }
 
@@ -282,6 +352,7 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
   });
   Kokkos::View<local_index*, mem> arrived_row, arrived_column;
   Kokkos::View<T*, mem> arrived_value;
+  std::size_t arrived_below = 0;  // arrived entries whose column precedes this rank's rows of A
   if (arrived.size() > 0) {
     std::vector<global_index> received = arrived.cols;
     std::sort(received.begin(), received.end());
@@ -295,23 +366,39 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
                                                merged.size());
     Kokkos::deep_copy(columns, Kokkos::View<const global_index*, Kokkos::HostSpace, unmanaged>(merged.data(), merged.size()));
     positions_after_merge<exec, mem>(space, used, a_first, columns, position);
-    // The arrived entries' rows and columns numbered on the host (they came through it anyway).
+    // The arrived entries' rows and columns numbered on the host (they came through it anyway),
+    // in column order: what rows_by_stable_sort needs, and the others take any order.
+    std::vector<std::size_t> by_column(arrived.size());
+    std::iota(by_column.begin(), by_column.end(), std::size_t{0});
+    std::sort(by_column.begin(), by_column.end(), [&](std::size_t x, std::size_t y) { return arrived.cols[x] < arrived.cols[y]; });
     std::vector<local_index> rows_here(arrived.size()), columns_here(arrived.size());
+    std::vector<T> values_here(arrived.size());
     for (std::size_t k = 0; k < arrived.size(); ++k) {
-      rows_here[k] = static_cast<local_index>(arrived.rows[k] - lo);
-      columns_here[k] = static_cast<local_index>(std::lower_bound(merged.begin(), merged.end(), arrived.cols[k]) - merged.begin());
+      const std::size_t from = by_column[k];
+      rows_here[k] = static_cast<local_index>(arrived.rows[from] - lo);
+      columns_here[k] = static_cast<local_index>(std::lower_bound(merged.begin(), merged.end(), arrived.cols[from]) - merged.begin());
+      values_here[k] = arrived.values[from];
+      if (arrived.cols[from] < a_first) arrived_below = k + 1;
     }
     arrived_row = to_view<local_index, mem>(rows_here, "tessera::transpose_arrived_rows");
     arrived_column = to_view<local_index, mem>(columns_here, "tessera::transpose_arrived_cols");
-    arrived_value = to_view<T, mem>(arrived.values, "tessera::transpose_arrived_values");
+    arrived_value = to_view<T, mem>(values_here, "tessera::transpose_arrived_values");
   }
   comm.collectively([&] {
     TESSERA_REQUIRE(columns.extent(0) <= static_cast<std::size_t>(INT_MAX), unsupported,
                     "rank {} touches {} distinct columns; at most {} are supported", me, columns.extent(0), INT_MAX);
   });
   phase.next("tessera::transpose::rows");
-  const auto rows_of_at = rows_by_counting<exec, T, mem>(space, my_rows, columns.extent(0), staying, position, arrived_row,
-                                                         arrived_column, arrived_value);
+  const auto rows_of_at = [&] {
+    const std::size_t total = staying.value.extent(0) + arrived_value.extent(0);
+    if constexpr (kernels::has_stable_key_sort<exec>) {
+      if (total <= std::numeric_limits<std::uint32_t>::max())
+        return rows_by_stable_sort<exec, T, mem>(space, my_rows, columns.extent(0), staying, position, arrived_row, arrived_column,
+                                                 arrived_value, arrived_below);
+    }
+    return rows_by_counting<exec, T, mem>(space, my_rows, columns.extent(0), staying, position, arrived_row, arrived_column,
+                                          arrived_value);
+  }();
   const auto block_rows = static_cast<local_index>(my_rows);
   const auto block_cols = static_cast<local_index>(columns.extent(0));
   typename matrix::local_block_type block;

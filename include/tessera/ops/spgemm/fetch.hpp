@@ -13,6 +13,8 @@
 #include "../../comm/request.hpp"
 #include "../../comm/segment.hpp"
 #include "../../concepts/backend.hpp"
+#include "../../concepts/distribution.hpp"
+#include "../../core/device_algorithms.hpp"
 #include "../../matrix/dist_matrix.hpp"
 #include "../../policy.hpp"
 
@@ -22,6 +24,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -92,8 +95,13 @@ struct spgemm_workspace {
 /// the others were fetched one-sided into `ptr`, `cols` (global) and `values`.
 template <class T>
 struct referenced_rows {
-  /// Per local column c of A: B's local row (>= 0), or -(k + 1) for fetched row k.
+  /// Per local column c of A: B's local row (>= 0), or -(k + 1) for fetched row k. Empty when
+  /// local_row_base is set.
   std::vector<local_index> source;
+  /// Set where every column of A is one of this rank's rows of B, a contiguous range: column c
+  /// is then B's local row A.col_map()(c) - *local_row_base, and the device algorithms compute
+  /// that where the column map is (host_sources makes the vector for host code).
+  std::optional<global_index> local_row_base;
   std::vector<offset_type> ptr{0};
   std::vector<global_index> cols;
   std::vector<T> values;
@@ -108,8 +116,10 @@ struct fetch_schedule {
     int owner;
     std::size_t first_row, count, first_fetched;
   };
-  /// Per local column c of A: B's local row (>= 0), or -(k + 1) for fetched row k.
+  /// Per local column c of A: B's local row (>= 0), or -(k + 1) for fetched row k; empty when
+  /// local_row_base is set (as in referenced_rows).
   std::vector<local_index> source;
+  std::optional<global_index> local_row_base;
   std::vector<run> runs;
   std::size_t fetched = 0;
   /// This rank's rows of B that others fetch: [lo, hi) (empty when hi <= lo).
@@ -117,6 +127,16 @@ struct fetch_schedule {
   /// Whether any rank fetches anything (the same on every rank).
   bool anyone_fetches = false;
 };
+
+/// How many of `columns` lie outside [lo, hi).
+template <class ExecSpace, class MemorySpace>
+std::size_t columns_outside(const Kokkos::View<const global_index*, MemorySpace>& columns, global_index lo, global_index hi) {
+  std::size_t outside = 0;
+  Kokkos::parallel_reduce(
+      "tessera::spgemm::columns_outside", Kokkos::RangePolicy<ExecSpace>(0, columns.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t c, std::size_t& acc) { acc += columns(c) >= lo && columns(c) < hi ? 0 : 1; }, outside);
+  return outside;
+}
 
 /// Make the fetch schedule of A * B (collective: one allreduce of 2P + 1 integers).
 ///
@@ -127,14 +147,35 @@ fetch_schedule schedule_referenced_rows(const dist_matrix<T, Policy>& a, const d
   const auto& comm = a.comm();
   const int me = comm.rank();
   const auto ranks = static_cast<std::size_t>(comm.size());
-  const auto a_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.col_map());
-  const auto columns = static_cast<std::size_t>(a_map.extent(0));
   fetch_schedule out;
-  out.source.resize(columns);
   // Per owner: -(lowest row) and (highest row + 1) anyone fetches.
   constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
   std::vector<std::int64_t> need(2 * ranks, 0);
   for (std::size_t o = 0; o < ranks; ++o) need[o] = -none;
+  const auto agree = [&] {
+    comm.allreduce_inplace(need, MPI_MAX);
+    for (std::size_t o = 0; o < ranks; ++o) out.anyone_fetches = out.anyone_fetches || need[ranks + o] > -need[o];
+    if (need[ranks + static_cast<std::size_t>(me)] > -need[static_cast<std::size_t>(me)]) {
+      out.lo = static_cast<std::size_t>(-need[static_cast<std::size_t>(me)]);
+      out.hi = static_cast<std::size_t>(need[ranks + static_cast<std::size_t>(me)]);
+    }
+  };
+  using exec = typename Policy::execution_space;
+  if constexpr (uses_device_algorithms<exec> && contiguous_row_mapping<typename Policy::mapping_type>) {
+    // Where every column of A is a row of B here (one rank; a block-diagonal A), the sources are
+    // arithmetic on A's column map, left where it is: on a GPU, copying the map to the host, walking
+    // it and copying the sources back took longer than cuSPARSE's product (Laplacian 2048^2).
+    const global_index lo = b.mapping().row_begin(me);
+    if (columns_outside<exec>(Kokkos::View<const global_index*, typename Policy::memory_space>(a.col_map()), lo,
+                              b.mapping().row_end(me)) == 0) {
+      out.local_row_base = lo;
+      agree();
+      return out;
+    }
+  }
+  const auto a_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.col_map());
+  const auto columns = static_cast<std::size_t>(a_map.extent(0));
+  out.source.resize(columns);
   struct remote_column {
     int owner;
     std::size_t row;  ///< on the owner
@@ -166,13 +207,20 @@ fetch_schedule schedule_referenced_rows(const dist_matrix<T, Policy>& a, const d
     need[o] = std::max(need[o], -static_cast<std::int64_t>(row));
     need[ranks + o] = std::max(need[ranks + o], static_cast<std::int64_t>(row) + 1);
   }
-  comm.allreduce_inplace(need, MPI_MAX);
-  for (std::size_t o = 0; o < ranks; ++o) out.anyone_fetches = out.anyone_fetches || need[ranks + o] > -need[o];
-  if (need[ranks + static_cast<std::size_t>(me)] > -need[static_cast<std::size_t>(me)]) {
-    out.lo = static_cast<std::size_t>(-need[static_cast<std::size_t>(me)]);
-    out.hi = static_cast<std::size_t>(need[ranks + static_cast<std::size_t>(me)]);
-  }
+  agree();
   return out;
+}
+
+/// The sources of `rows` as host code reads them: rows.source, or, where the schedule left them
+/// to the device (local_row_base), made into `storage` from A's column map.
+template <matrix_value T, matrix_policy Policy>
+const std::vector<local_index>& host_sources(const referenced_rows<T>& rows, const dist_matrix<T, Policy>& a,
+                                            std::vector<local_index>& storage) {
+  if (!rows.local_row_base) return rows.source;
+  const auto map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.col_map());
+  storage.resize(map.extent(0));
+  for (std::size_t c = 0; c < storage.size(); ++c) storage[c] = static_cast<local_index>(map(c) - *rows.local_row_base);
+  return storage;
 }
 
 /// Fetch the rows of B that the local A references and other ranks own, as `schedule` says
@@ -192,6 +240,7 @@ referenced_rows<T> fetch_referenced_rows(const fetch_schedule& schedule, const d
   const std::size_t fetched = schedule.fetched;
   referenced_rows<T> out;
   out.source = schedule.source;
+  out.local_row_base = schedule.local_row_base;
   auto workspace = spgemm_workspace<T, Policy>::of(b);
   if (!schedule.anyone_fetches) return out;
   const int grow = comm.max(workspace->too_small(b_rows, b_nnz) ? 1 : 0);

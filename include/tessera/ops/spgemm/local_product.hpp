@@ -61,16 +61,19 @@ struct fetched_rows {
 };
 
 template <matrix_value T, matrix_policy Policy>
-fetched_rows<T> gather_referenced_rows(const dist_matrix<T, Policy>& b, const referenced_rows<T>& rows) {
+fetched_rows<T> gather_referenced_rows(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
+                                       const referenced_rows<T>& rows) {
+  std::vector<local_index> made;
+  const auto& source = host_sources(rows, a, made);
   const auto b_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().row_ptr);
   const auto b_col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().col_idx);
   const auto b_val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.local().values);
   const auto b_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b.col_map());
   fetched_rows<T> out;
-  const std::size_t columns = rows.source.size();
+  const std::size_t columns = source.size();
   out.ptr.assign(columns + 1, 0);
   for (std::size_t c = 0; c < columns; ++c) {
-    const local_index s = rows.source[c];
+    const local_index s = source[c];
     const auto length = s >= 0 ? b_ptr(static_cast<std::size_t>(s) + 1) - b_ptr(static_cast<std::size_t>(s))
                                : rows.ptr[static_cast<std::size_t>(-s)] - rows.ptr[static_cast<std::size_t>(-s - 1)];
     out.ptr[c + 1] = out.ptr[c] + length;
@@ -78,7 +81,7 @@ fetched_rows<T> gather_referenced_rows(const dist_matrix<T, Policy>& b, const re
   out.cols.resize(static_cast<std::size_t>(out.ptr.back()));
   out.values.resize(out.cols.size());
   for (std::size_t c = 0; c < columns; ++c) {
-    const local_index s = rows.source[c];
+    const local_index s = source[c];
     auto at = static_cast<std::size_t>(out.ptr[c]);
     if (s >= 0) {
       for (auto e = b_ptr(static_cast<std::size_t>(s)); e < b_ptr(static_cast<std::size_t>(s) + 1); ++e, ++at) {
@@ -145,7 +148,8 @@ local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, con
   op.a_ptr = a.local().row_ptr;
   op.a_col = a.local().col_idx;
   op.a_val = a.local().values;
-  op.source = to_view<local_index, mem>(rows.source, "tessera::spgemm::source");
+  std::vector<local_index> made;
+  op.source = to_view<local_index, mem>(host_sources(rows, a, made), "tessera::spgemm::source");
   op.b_ptr = b.local().row_ptr;
   op.b_col = b.local().col_idx;
   op.b_val = b.local().values;
@@ -291,12 +295,12 @@ local_product<T, Policy> multiply_referenced_kokkos_kernels(const dist_matrix<T,
   if constexpr (uses_device_algorithms<typename Policy::execution_space>) {
     const auto b_hat = [&] {
       const profiling_region region("tessera::spgemm::b_hat");
-      return referenced_rows_on_device(b, referenced);
+      return referenced_rows_on_device(a, b, referenced);
     }();
     return multiply_kokkos_kernels<T, Policy>(a, b_hat);
   } else {
     return multiply_kokkos_kernels<T, Policy>(
-        a, compressed_on_host<T, mem>(gather_referenced_rows(b, referenced), b.num_cols()));
+        a, compressed_on_host<T, mem>(gather_referenced_rows(a, b, referenced), b.num_cols()));
   }
 }
 
@@ -333,7 +337,7 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
         return multiply_referenced_kokkos_kernels(a, b, referenced);
       }
     }
-    const auto fetched = gather_referenced_rows(b, referenced);
+    const auto fetched = gather_referenced_rows(a, b, referenced);
 
     kernels::esc_operands<T, mem> op;
     op.a_ptr = a.local().row_ptr;

@@ -49,7 +49,8 @@ Kokkos::View<local_index*, Mem> positions_in(const Exec& exec, const Kokkos::Vie
 
 /// B^ on B's execution space (see the file's comment).
 template <matrix_value T, matrix_policy Policy>
-compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(const dist_matrix<T, Policy>& b,
+compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(const dist_matrix<T, Policy>& a,
+                                                                               const dist_matrix<T, Policy>& b,
                                                                                const referenced_rows<T>& fetched) {
   using exec = typename Policy::execution_space;
   using mem = typename Policy::memory_space;
@@ -60,8 +61,18 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
   const auto b_col = b.local().col_idx;
   const auto b_val = b.local().values;
   const Kokkos::View<const global_index*, mem> b_map = b.col_map();
-  const std::size_t rows = fetched.source.size();
-  const auto source = to_view<local_index, mem>(fetched.source, "tessera::spgemm::source");
+  const std::size_t rows = a.col_map().extent(0);
+  // Every column of A a local row of B (local_row_base): the sources from A's column map, here.
+  Kokkos::View<local_index*, mem> source;
+  if (fetched.local_row_base) {
+    source = Kokkos::View<local_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::source"), rows);
+    const Kokkos::View<const global_index*, mem> a_map = a.col_map();
+    const global_index base = *fetched.local_row_base;
+    Kokkos::parallel_for("tessera::spgemm::local_sources", range(space, 0, rows),
+                         KOKKOS_LAMBDA(const std::size_t c) { source(c) = static_cast<local_index>(a_map(c) - base); });
+  } else {
+    source = to_view<local_index, mem>(fetched.source, "tessera::spgemm::source");
+  }
   const auto f_ptr = to_view<offset_type, mem>(fetched.ptr, "tessera::spgemm::fetched_ptr");
   const auto f_col = to_view<global_index, mem>(fetched.cols, "tessera::spgemm::fetched_cols");
   const auto f_val = to_view<T, mem>(fetched.values, "tessera::spgemm::fetched_values");
@@ -86,17 +97,33 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
     f_position = positions_in<exec, mem>(space, Kokkos::View<const global_index*, mem>(f_col), all_columns);
   }
   const bool identity = fetched.cols.empty();
+  // A's columns name B's own rows, in order (one rank; or a block-diagonal A): B^'s rows are B's.
+  bool same_rows = identity && rows == static_cast<std::size_t>(b.local().num_rows());
+  // With local_row_base the sources are distinct, ascending and within B's rows: as many as B has
+  // rows is every row, in order.
+  if (same_rows && !fetched.local_row_base) {
+    std::size_t moved = 0;
+    Kokkos::parallel_reduce("tessera::spgemm::rows_moved", range(space, 0, rows),
+                            KOKKOS_LAMBDA(const std::size_t c, std::size_t& acc) { acc += source(c) == static_cast<local_index>(c) ? 0 : 1; },
+                            moved);
+    same_rows = moved == 0;
+  }
 
   compressed_operand<T, mem> out;
-  out.ptr = Kokkos::View<offset_type*, mem>("tessera::spgemm::bhat_ptr", rows + 1);
+  if (same_rows) {
+    out.ptr = b_ptr;
+  } else {
+    out.ptr = Kokkos::View<offset_type*, mem>("tessera::spgemm::bhat_ptr", rows + 1);
+    const auto ptr = out.ptr;
+    Kokkos::parallel_scan("tessera::spgemm::bhat_ptr", range(space, 0, rows),
+                          KOKKOS_LAMBDA(const std::size_t c, offset_type& before, const bool final) {
+                            const local_index s = source(c);
+                            const offset_type length = s >= 0 ? b_ptr(s + 1) - b_ptr(s) : f_ptr(-s) - f_ptr(-s - 1);
+                            before += length;
+                            if (final) ptr(c + 1) = before;
+                          });
+  }
   const auto ptr = out.ptr;
-  Kokkos::parallel_scan("tessera::spgemm::bhat_ptr", range(space, 0, rows),
-                        KOKKOS_LAMBDA(const std::size_t c, offset_type& before, const bool final) {
-                          const local_index s = source(c);
-                          const offset_type length = s >= 0 ? b_ptr(s + 1) - b_ptr(s) : f_ptr(-s) - f_ptr(-s - 1);
-                          before += length;
-                          if (final) ptr(c + 1) = before;
-                        });
   offset_type nnz = 0;
   Kokkos::deep_copy(nnz, Kokkos::subview(out.ptr, rows));
 
@@ -112,11 +139,22 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
       Kokkos::atomic_or(&used(j), 1);
     }
   });
-  const Kokkos::View<local_index*, mem> renumber(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::renumber"),
-                                                 all_columns.extent(0));
   local_index kept = 0;
   Kokkos::parallel_reduce("tessera::spgemm::count_used", range(space, 0, all_columns.extent(0)),
                           KOKKOS_LAMBDA(const std::size_t j, local_index& acc) { acc += used(j) ? 1 : 0; }, kept);
+  if (same_rows && static_cast<std::size_t>(kept) == all_columns.extent(0)) {
+    // B^ is B: its arrays read in place (the product only reads them); the column map copied,
+    // since C keeps it.
+    out.cols = b_col;
+    out.values = b_val;
+    out.col_map = Kokkos::View<global_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::col_map"),
+                                                   b_map.extent(0));
+    Kokkos::deep_copy(space, out.col_map, b_map);
+    space.fence();
+    return out;
+  }
+  const Kokkos::View<local_index*, mem> renumber(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::renumber"),
+                                                 all_columns.extent(0));
   Kokkos::parallel_scan("tessera::spgemm::renumber", range(space, 0, all_columns.extent(0)),
                         KOKKOS_LAMBDA(const std::size_t j, local_index& before, const bool final) {
                           if (final) renumber(j) = before;
