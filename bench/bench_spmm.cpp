@@ -4,7 +4,7 @@
 //   mpiexec -n 2 bench_spmm --rmat 14 [--k 1,16,64] [--backend rma|progress|aggregator] [--reps 5]
 //                           [--stream-gbs GB/s | --stream-gbs measure] [--streaming-stores auto|off]
 //                           [--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--block B]
-//                           [--vectors row_block|grid_aligned] [--column-tiles 0,16,32]
+//                           [--vectors row_block|grid_aligned]
 //
 // With a grid distribution A is redistributed first and X and Y stay row_block (or, with
 // --vectors grid_aligned, are laid out along A's grid): the 2-D product (rows of X fetched per
@@ -15,9 +15,6 @@
 // and bandwidth_gbs = bytes_min / seconds. Given STREAM's triad bandwidth of the same ranks
 // (bench_stream; "measure" runs it here first, whose arrays then count in peak_rss_mb), it adds
 // bandwidth_fraction = bandwidth_gbs / STREAM: 1 is the memory-bandwidth bound.
-//
-// --column-tiles: spmm_options::device_column_tile values to time tessera's kernel with (0, the
-// default: chosen from k); on host spaces the kernel ignores them. Each line names its "column_tile".
 #include "support/bench_common.hpp"
 
 #include <limits>
@@ -71,7 +68,7 @@ void run_grid(const tessera::communicator& comm, const tessera::bench::args& arg
 
 template <class Backend>
 void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
-         double stream_gbs, bool streaming, const std::vector<long>& column_tiles) {
+         double stream_gbs, bool streaming) {
   using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   const auto a = tessera::bench::input_matrix<double, P>(comm, args);
   // What one product touches at least: A's CSR arrays, the distinct rows of X A's columns name, Y.
@@ -81,13 +78,11 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
   const double x_row_count = comm.sum(static_cast<double>(a.col_map().extent(0)));
   const double y_row_count = comm.sum(local_rows);
   for (auto kernel : {tessera::spmm_kernel::tessera, tessera::spmm_kernel::kokkos_kernels})
-  for (long k : widths)
-  for (long tile : kernel == tessera::spmm_kernel::tessera ? column_tiles : std::vector<long>{0}) {
+  for (long k : widths) {
     tessera::dist_dense<double, P> x(comm, a.num_cols(), k);
     x.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 / static_cast<double>(1 + (i + j) % 7); });
     tessera::dist_dense<double, P> y(comm, a.mapping(), k);
     tessera::spmm_options options{.kernel = kernel};
-    options.device_column_tile = static_cast<std::size_t>(tile);
     if (!streaming) options.streaming_store_bytes = std::numeric_limits<std::size_t>::max();
     auto& plan = tessera::spmm_plan_for(a, x, options);  // the inspector, outside the timing
     comm.stats().reset();
@@ -103,11 +98,11 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
                                                 : std::string{};
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
-                 "\"column_tile\": {}, \"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
+                 "\"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
                  "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
                  tessera::bench::matrix_name(args), comm.size(), tessera::bench::threads(), Backend::name(),
-                 kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, tile, streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
+                 kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);
   }
@@ -118,7 +113,6 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
 int main(int argc, char** argv) {
   // --k is this benchmark's own option; the rest follow bench_common's conventions.
   std::vector<long> widths{1, 16, 64};
-  std::vector<long> column_tiles{0};
   std::string stream;  // --stream-gbs: a figure in GB/s, or "measure"
   bool streaming = true;
   std::vector<char*> rest{argv[0]};
@@ -127,10 +121,6 @@ int main(int argc, char** argv) {
       widths.clear();
       std::stringstream list(argv[++i]);
       for (std::string item; std::getline(list, item, ',');) widths.push_back(std::stol(item));
-    } else if (std::string_view(argv[i]) == "--column-tiles" && i + 1 < argc) {
-      column_tiles.clear();
-      std::stringstream list(argv[++i]);
-      for (std::string item; std::getline(list, item, ',');) column_tiles.push_back(std::stol(item));
     } else if (std::string_view(argv[i]) == "--stream-gbs" && i + 1 < argc) {
       stream = argv[++i];
     } else if (std::string_view(argv[i]) == "--streaming-stores" && i + 1 < argc) {
@@ -152,7 +142,7 @@ int main(int argc, char** argv) {
   const int known = tessera::bench::with_backend(args.backend, [&]<class Backend>() {
     status = tessera::bench::with_distribution(args, [&]<class Distribution>(const Distribution& d) {
       if constexpr (std::is_same_v<Distribution, tessera::row_block>)
-        run<Backend>(env.world(), args, widths, stream_gbs, streaming, column_tiles);
+        run<Backend>(env.world(), args, widths, stream_gbs, streaming);
       else
         run_grid<Backend>(env.world(), args, widths, d);
     });

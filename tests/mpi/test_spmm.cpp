@@ -88,16 +88,6 @@ void check_inputs() {
     check_product(generate::rmat<float, P>(comm, 7, 8, 3), k);
     check_product(generate::uniform_random<float, P>(comm, 37, 23, 4, 5), k, streaming);
   }
-  // The device kernel in passes narrower than X (used where the device algorithms run; the
-  // host kernel takes the option and ignores it).
-  for (const std::size_t tile : {4, 16, 64}) {
-    spmm_options passes;
-    passes.device_column_tile = tile;
-    for (global_index k : {3, 32, 130}) {
-      check_product(generate::rmat<double, P>(comm, 7, 8, 3), k, passes);
-      check_product(generate::laplacian_2d<double, P>(comm, 9), k, passes);
-    }
-  }
   // Widths outside the fixed ones: panels of four registers, the last one partial (masked) or whole.
   for (global_index k : {5, 100, 128, 130}) {
     check_product(generate::rmat<double, P>(comm, 7, 8, 3), k);

@@ -75,9 +75,8 @@ Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> random
 // Every row of `rows` (a subset, in a scrambled order) computed by the balanced kernel or the row
 // loop on Space, against a serial sum; rows not listed must keep the sentinel.
 // direct: every source local, and the balanced kernel reads each entry's row of X from x_row.
-// column_tile: the balanced kernel's columns per pass (0: chosen from k).
 template <class Space>
-void kernel_matches_serial_sum(bool balanced, bool direct = false, std::size_t column_tile = 0) {
+void kernel_matches_serial_sum(bool balanced, bool direct = false) {
   using mem = typename Space::memory_space;
   std::mt19937 gen(5);
   const auto p = skewed_problem(gen, direct);
@@ -102,7 +101,6 @@ void kernel_matches_serial_sum(bool balanced, bool direct = false, std::size_t c
   for (const std::size_t k : {0, 1, 2, 3, 5, 8, 16, 31, 32, 33, 64, 100, 128, 130, 257}) {
     CAPTURE(k);
     CAPTURE(balanced);
-    CAPTURE(column_tile);
     const auto x_local = random_block<Space>(p.local_rows, k, gen);
     const auto x_halo = random_block<Space>(p.halo_rows, k, gen);
     Kokkos::View<double**, Kokkos::LayoutRight, mem> y("y", n_rows, k);
@@ -111,7 +109,7 @@ void kernel_matches_serial_sum(bool balanced, bool direct = false, std::size_t c
     if (balanced) {
       if (!state.schedule.made) state.schedule = kernels::spmm_row_schedule<mem>::make(Space{}, Kokkos::View<const local_index*, mem>(rows), Kokkos::View<const offset_type*, mem>(row_ptr));
       kernels::spmm_rows_balanced<Space, double, mem>(Space{}, state.schedule, row_ptr, col_idx, values, sources, x_local,
-                                                      x_halo, y, state.partial, state.x_row, column_tile);
+                                                      x_halo, y, state.partial, state.x_row);
     } else {
       kernels::spmm_rows<Space, double, mem>(Space{}, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
     }
@@ -158,13 +156,6 @@ TEST_CASE("balanced SpMM kernel on the default execution space matches a serial 
 
 TEST_CASE("balanced SpMM kernel reading each entry's row of X directly matches a serial sum") {
   kernel_matches_serial_sum<Kokkos::DefaultExecutionSpace>(true, true);
-}
-
-TEST_CASE("balanced SpMM kernel in passes of 1, 2, 16, 64 and 128 columns matches a serial sum") {
-  for (const std::size_t tile : {1, 2, 16, 64, 128}) {
-    kernel_matches_serial_sum<Kokkos::DefaultExecutionSpace>(true, false, tile);
-    kernel_matches_serial_sum<Kokkos::DefaultExecutionSpace>(true, true, tile);
-  }
 }
 
 TEST_CASE("row-loop SpMM kernel matches a serial sum") { kernel_matches_serial_sum<Kokkos::DefaultHostExecutionSpace>(false); }

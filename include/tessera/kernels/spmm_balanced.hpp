@@ -120,14 +120,7 @@ namespace detail {
 struct lane_shape {
   int lanes, per_lane;
 };
-inline lane_shape lanes_for(std::size_t k, std::size_t column_tile = 0) {
-  if (column_tile != 0) {
-    // A pass covers column_tile columns (or all of a narrower X): up to 32 lanes, then up to 4
-    // columns a lane.
-    std::size_t width = 1;
-    while (width < k && width < column_tile && width < 128) width *= 2;
-    return width <= 32 ? lane_shape{static_cast<int>(width), 1} : lane_shape{32, static_cast<int>(width / 32)};
-  }
+inline lane_shape lanes_for(std::size_t k) {
   if (k >= 128) return {32, 4};
   if (k > 32) return {32, 2};
   int lanes = 1;
@@ -252,13 +245,13 @@ void spmm_rows_balanced(const ExecSpace& exec, const spmm_row_schedule<MemorySpa
                         const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                         const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y,
                         Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial,
-                        const Kokkos::View<const local_index*, MemorySpace>& x_row = {}, std::size_t column_tile = 0) {
+                        const Kokkos::View<const local_index*, MemorySpace>& x_row = {}) {
   const std::size_t k = y.extent(1);
   if (k == 0 || schedule.segments == 0) return;
   if (partial.extent(0) < schedule.slots || partial.extent(1) != k)
     partial = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::partial_rows"), schedule.slots, k);
-  const auto shape = detail::lanes_for(k, column_tile);
+  const auto shape = detail::lanes_for(k);
   const bool direct_x = x_row.extent(0) == col_idx.extent(0) && col_idx.extent(0) > 0;
   const auto run = [&](auto per_lane, auto direct) {
     detail::spmm_segments<decltype(per_lane)::value, decltype(direct)::value, ExecSpace, T>(
@@ -287,8 +280,6 @@ struct spmm_rows_state {
   /// Per entry of A, its row of this rank's X, where every column reads this rank's X (one rank,
   /// a block-diagonal A); empty otherwise. Made by the plan, which knows the sources.
   Kokkos::View<const local_index*, MemorySpace> x_row;
-  /// The balanced kernel's columns per pass (spmm_options::device_column_tile; 0: chosen from k).
-  std::size_t column_tile = 0;
 };
 
 /// spmm_rows or spmm_rows_balanced, whichever is the faster on ExecSpace.
@@ -304,7 +295,7 @@ void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_i
   if constexpr (prefers_balanced_spmm<ExecSpace>) {
     if (!state.schedule.made) state.schedule = spmm_row_schedule<MemorySpace>::make(exec, rows, row_ptr);
     spmm_rows_balanced<ExecSpace, T, MemorySpace>(exec, state.schedule, row_ptr, col_idx, values, sources, x_local, x_halo, y,
-                                                  state.partial, state.x_row, state.column_tile);
+                                                  state.partial, state.x_row);
   } else {
     spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
   }

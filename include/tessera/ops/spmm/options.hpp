@@ -26,10 +26,6 @@ struct spmm_options {
   /// of a k >= 8 product. Needs AVX-512, doubles and k a multiple of 8
   /// (kernels::has_streaming_rows); SIZE_MAX turns it off.
   std::size_t streaming_store_bytes = std::size_t{8} << 20;
-  /// tessera kernel on devices (kernels/spmm_balanced.hpp): the columns of X one pass covers, a
-  /// power of two from 1 to 128; a wider X takes several passes, each reading A again but keeping
-  /// a narrower slice of X in the device's L2 cache. 0: chosen from k.
-  std::size_t device_column_tile = 0;
 };
 
 }  // namespace tessera

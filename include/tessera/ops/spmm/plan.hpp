@@ -288,8 +288,7 @@ class spmm_plan {
     // X's mapping carries its width: another width is the same split when the rows are.
     const bool same_split = k == k_ ? x_rows == x_rows_ : any_width() && same_rows(x_rows, x_rows_);
     return same_split && options.kernel == options_.kernel &&
-           options.streaming_store_bytes == options_.streaming_store_bytes &&
-           options.device_column_tile == options_.device_column_tile;
+           options.streaming_store_bytes == options_.streaming_store_bytes;
   }
 
  private:
@@ -324,7 +323,6 @@ class spmm_plan {
                      const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
                      const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y,
                      bool streaming) const {
-    state.column_tile = options_.device_column_tile;
     kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, rows, state, block.row_ptr, block.col_idx,
                                                                    block.values, sources_, x_local, halo, y.local(),
                                                                    streaming);
