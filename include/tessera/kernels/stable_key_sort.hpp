@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -62,11 +63,17 @@ void stable_sort_by_key(const ExecSpace& space, const Kokkos::View<std::uint32_t
   else {
     // Only the bits a key can have are sorted: bit_width(key_count - 1) of them.
     const int bits = key_count <= 1 ? 1 : static_cast<int>(std::bit_width(key_count - 1));
-    const int items = static_cast<int>(n);
     cub::DoubleBuffer<std::uint32_t> key_buffers(keys.data(), nullptr), payload_buffers(payload.data(), nullptr);
+    // CUB's offsets are 32-bit for an int count, 64-bit for a wider one.
+    const auto sort = [&](void* scratch, std::size_t& bytes) {
+      return n <= static_cast<std::size_t>(std::numeric_limits<int>::max())
+                 ? cub::DeviceRadixSort::SortPairs(scratch, bytes, key_buffers, payload_buffers, static_cast<int>(n), 0, bits,
+                                                   space.cuda_stream())
+                 : cub::DeviceRadixSort::SortPairs(scratch, bytes, key_buffers, payload_buffers, static_cast<std::int64_t>(n), 0,
+                                                   bits, space.cuda_stream());
+    };
     std::size_t histogram_bytes = 0;
-    cudaError_t status = cub::DeviceRadixSort::SortPairs(nullptr, histogram_bytes, key_buffers, payload_buffers, items, 0, bits,
-                                                         space.cuda_stream());
+    cudaError_t status = sort(nullptr, histogram_bytes);
     TESSERA_REQUIRE(status == cudaSuccess, internal, "CUB's radix sort could not size its scratch for {} pairs: {}", n,
                     cudaGetErrorString(status));
     const std::size_t buffer_bytes = (n * sizeof(std::uint32_t) + 255) / 256 * 256;
@@ -75,8 +82,7 @@ void stable_sort_by_key(const ExecSpace& space, const Kokkos::View<std::uint32_t
     key_buffers.d_buffers[1] = reinterpret_cast<std::uint32_t*>(scratch.data());
     payload_buffers.d_buffers[1] = reinterpret_cast<std::uint32_t*>(scratch.data() + buffer_bytes);
     // On the instance's stream: after the kernels that wrote the keys, before the ones that read them.
-    status = cub::DeviceRadixSort::SortPairs(scratch.data() + 2 * buffer_bytes, histogram_bytes, key_buffers, payload_buffers, items,
-                                             0, bits, space.cuda_stream());
+    status = sort(scratch.data() + 2 * buffer_bytes, histogram_bytes);
     TESSERA_REQUIRE(status == cudaSuccess, internal, "CUB's radix sort of {} pairs failed: {}", n, cudaGetErrorString(status));
     const auto copy_back = [&](cub::DoubleBuffer<std::uint32_t>& buffers, std::uint32_t* home) {
       if (buffers.Current() == home) return;

@@ -175,27 +175,18 @@ void positions_after_merge(const Exec& space, const Kokkos::View<const int*, Mem
                        });
 }
 
-/// A^T's rows by a counting sort where no stable key sort runs (HIP, SYCL; or over 2^32 entries):
-/// counts and slots by atomics (staying entries, then arrived ones), then each row sorted by column. Columns are distinct within a row of a transpose, so the
-/// result is the same whatever order the atomics scattered it in.
+/// A^T's row offsets: the entries of each row counted by atomics (staying entries, then arrived
+/// ones), then a scan.
 template <class Exec, class T, class Mem>
-csr_block<T, Mem> rows_by_counting(const Exec& space, std::size_t rows, std::size_t columns, const transposed_entries<T, Mem>& staying,
-                                   const Kokkos::View<const local_index*, Mem>& position,
-                                   const Kokkos::View<const local_index*, Mem>& arrived_row,
-                                   const Kokkos::View<const local_index*, Mem>& arrived_column,
-                                   const Kokkos::View<const T*, Mem>& arrived_value) {
+Kokkos::View<offset_type*, Mem> row_offsets(const Exec& space, std::size_t rows, const transposed_entries<T, Mem>& staying,
+                                            const Kokkos::View<const local_index*, Mem>& arrived_row) {
   using range = Kokkos::RangePolicy<Exec>;
-  const auto n_stay = staying.value.extent(0), n_arrived = arrived_value.extent(0);
   const auto primary = staying.primary;
-  const auto a_row = staying.a_row;
-  const auto stay_value = staying.value;
-  profiling_phases phase;
-  phase.next("tessera::transpose::count");
   Kokkos::View<offset_type*, Mem> ptr("tessera::transpose_ptr", rows + 1);
-  Kokkos::parallel_for("tessera::transpose_count", range(space, 0, n_stay), KOKKOS_LAMBDA(const std::size_t k) {
+  Kokkos::parallel_for("tessera::transpose_count", range(space, 0, staying.value.extent(0)), KOKKOS_LAMBDA(const std::size_t k) {
     Kokkos::atomic_fetch_add(&ptr(primary(k) + 1), offset_type{1});
   });
-  Kokkos::parallel_for("tessera::transpose_count_arrived", range(space, 0, n_arrived), KOKKOS_LAMBDA(const std::size_t k) {
+  Kokkos::parallel_for("tessera::transpose_count_arrived", range(space, 0, arrived_row.extent(0)), KOKKOS_LAMBDA(const std::size_t k) {
     Kokkos::atomic_fetch_add(&ptr(arrived_row(k) + 1), offset_type{1});
   });
   Kokkos::parallel_scan("tessera::transpose_scan", range(space, 0, rows + 1),
@@ -203,9 +194,28 @@ csr_block<T, Mem> rows_by_counting(const Exec& space, std::size_t rows, std::siz
                           partial += ptr(r);
                           if (final) ptr(r) = partial;
                         });
+  return ptr;
+}
+
+/// A^T's rows by an atomic scatter into the rows `ptr` delimits, then each row sorted by column
+/// (kernels::sort_rows): the cheaper way where every row is short (a Laplacian's), and the only
+/// one where no stable key sort runs (HIP, SYCL). Columns are distinct within a row of a
+/// transpose, so the result is the same whatever order the atomics scattered it in.
+template <class Exec, class T, class Mem>
+csr_block<T, Mem> rows_by_scatter(const Exec& space, std::size_t rows, std::size_t columns, const Kokkos::View<offset_type*, Mem>& ptr,
+                                  const transposed_entries<T, Mem>& staying, const Kokkos::View<const local_index*, Mem>& position,
+                                  const Kokkos::View<const local_index*, Mem>& arrived_row,
+                                  const Kokkos::View<const local_index*, Mem>& arrived_column,
+                                  const Kokkos::View<const T*, Mem>& arrived_value) {
+  using range = Kokkos::RangePolicy<Exec>;
+  const auto n_stay = staying.value.extent(0), n_arrived = arrived_value.extent(0);
+  const auto primary = staying.primary;
+  const auto a_row = staying.a_row;
+  const auto stay_value = staying.value;
+  profiling_phases phase;
+  phase.next("tessera::transpose::scatter");
   Kokkos::View<offset_type*, Mem> cursor(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cursor"), rows);
   Kokkos::deep_copy(space, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, rows)));
-  phase.next("tessera::transpose::scatter");
   const std::size_t total = n_stay + n_arrived;
   Kokkos::View<local_index*, Mem> cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cols"), total);
   Kokkos::View<T*, Mem> values(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"), total);
@@ -224,14 +234,16 @@ csr_block<T, Mem> rows_by_counting(const Exec& space, std::size_t rows, std::siz
   return {static_cast<local_index>(rows), static_cast<local_index>(columns), ptr, cols, values};
 }
 
-/// A^T's rows by one stable sort of the entries by row (kernels/stable_key_sort.hpp). The entries
-/// go in ordered by A^T's column: the arrived ones below this rank's rows of A (the first
+/// A^T's rows (delimited by `ptr`) by one stable sort of the entries by row
+/// (kernels/stable_key_sort.hpp): where some row is long (a power-law A's popular column), which
+/// one thread would sort at memory latency and a team only in log^2 passes. The entries go in
+/// ordered by A^T's column: the arrived ones below this rank's rows of A (the first
 /// `arrived_below` of the arrived arrays, which are sorted by column), the staying ones (in A's row
 /// order, which `position` keeps), then the arrived ones above. A stable sort by row leaves each
 /// row ordered by column: no per-row sort, no atomics, the same result on every run. When nothing
 /// arrived, `staying.primary` (this transpose's scratch) is sorted in place.
 template <class Exec, class T, class Mem>
-csr_block<T, Mem> rows_by_stable_sort(const Exec& space, std::size_t rows, std::size_t columns,
+csr_block<T, Mem> rows_by_stable_sort(const Exec& space, std::size_t rows, std::size_t columns, const Kokkos::View<offset_type*, Mem>& ptr,
                                       const transposed_entries<T, Mem>& staying,
                                       const Kokkos::View<const local_index*, Mem>& position,
                                       const Kokkos::View<const local_index*, Mem>& arrived_row,
@@ -247,12 +259,12 @@ csr_block<T, Mem> rows_by_stable_sort(const Exec& space, std::size_t rows, std::
   phase.next("tessera::transpose::keys");
   // With nothing arrived the keys are `primary` itself: one nnz-sized array and its pass saved.
   using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  const Kokkos::View<std::uint32_t*, Mem> key =
-      total == n_stay ? Kokkos::View<std::uint32_t*, Mem>(Kokkos::View<std::uint32_t*, Mem, unmanaged>(
-                            reinterpret_cast<std::uint32_t*>(primary.data()), total))
-                      : Kokkos::View<std::uint32_t*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_keys"), total);
-  const Kokkos::View<std::uint32_t*, Mem> order(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_order"), total);
   const bool keys_in_place = total == n_stay;
+  const Kokkos::View<std::uint32_t*, Mem> key =
+      keys_in_place ? Kokkos::View<std::uint32_t*, Mem>(Kokkos::View<std::uint32_t*, Mem, unmanaged>(
+                          reinterpret_cast<std::uint32_t*>(primary.data()), total))
+                    : Kokkos::View<std::uint32_t*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_keys"), total);
+  const Kokkos::View<std::uint32_t*, Mem> order(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_order"), total);
   Kokkos::parallel_for("tessera::transpose_keys", range(space, 0, total), KOKKOS_LAMBDA(const std::size_t p) {
     if (!keys_in_place) {
       const local_index row = p < below ? arrived_row(p) : p < below + n_stay ? primary(p - below) : arrived_row(p - n_stay);
@@ -263,21 +275,10 @@ csr_block<T, Mem> rows_by_stable_sort(const Exec& space, std::size_t rows, std::
   phase.next("tessera::transpose::sort");
   kernels::stable_sort_by_key(space, key, order, rows);
   phase.next("tessera::transpose::gather");
-  const auto sorted_key = key;
-  const auto sorted_from = order;
-  Kokkos::View<offset_type*, Mem> ptr(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_ptr"), rows + 1);
-  // Row r starts at the first entry whose key is r or more: each boundary between two keys
-  // writes the rows it passes (empty rows included), so every offset is written once.
-  const auto last_row = static_cast<std::int64_t>(rows);
-  Kokkos::parallel_for("tessera::transpose_row_starts", range(space, 0, total + 1), KOKKOS_LAMBDA(const std::size_t q) {
-    const std::int64_t before = q == 0 ? -1 : static_cast<std::int64_t>(sorted_key(q - 1));
-    const std::int64_t here = q == total ? last_row : static_cast<std::int64_t>(sorted_key(q));
-    for (std::int64_t r = before + 1; r <= here; ++r) ptr(r) = static_cast<offset_type>(q);
-  });
   Kokkos::View<local_index*, Mem> cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cols"), total);
   Kokkos::View<T*, Mem> values(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"), total);
   Kokkos::parallel_for("tessera::transpose_gather", range(space, 0, total), KOKKOS_LAMBDA(const std::size_t q) {
-    const std::size_t p = sorted_from(q);
+    const std::size_t p = order(q);
     if (p >= below && p < below + n_stay) {
       cols(q) = position(a_row(p - below));
       values(q) = stay_value(p - below);
@@ -390,14 +391,16 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
   });
   phase.next("tessera::transpose::rows");
   const auto rows_of_at = [&] {
-    const std::size_t total = staying.value.extent(0) + arrived_value.extent(0);
+    const auto ptr = row_offsets<exec, T, mem>(space, my_rows, staying, arrived_row);
     if constexpr (kernels::has_stable_key_sort<exec>) {
-      if (total <= std::numeric_limits<std::uint32_t>::max())
-        return rows_by_stable_sort<exec, T, mem>(space, my_rows, columns.extent(0), staying, position, arrived_row, arrived_column,
-                                                 arrived_value, arrived_below);
+      const std::size_t total = staying.value.extent(0) + arrived_value.extent(0);
+      if (total <= std::numeric_limits<std::uint32_t>::max() &&
+          kernels::detail::longest_group(space, Kokkos::View<const offset_type*, mem>(ptr)) > kernels::team_sorted_row)
+        return rows_by_stable_sort<exec, T, mem>(space, my_rows, columns.extent(0), ptr, staying, position, arrived_row,
+                                                 arrived_column, arrived_value, arrived_below);
     }
-    return rows_by_counting<exec, T, mem>(space, my_rows, columns.extent(0), staying, position, arrived_row, arrived_column,
-                                          arrived_value);
+    return rows_by_scatter<exec, T, mem>(space, my_rows, columns.extent(0), ptr, staying, position, arrived_row, arrived_column,
+                                         arrived_value);
   }();
   const auto block_rows = static_cast<local_index>(my_rows);
   const auto block_cols = static_cast<local_index>(columns.extent(0));
