@@ -144,6 +144,31 @@ TEST_CASE("stable_sort_by_key: keys ascending, equal keys in input order") {
   }
 }
 
+TEST_CASE("scratch arrays: a released buffer serves the next request that fits, two live ones never share") {
+  const std::byte* first = nullptr;
+  {
+    const scratch<double, mem> big(std::size_t{1} << 22);  // 32 MiB: larger than what other tests keep
+    REQUIRE(big.view().extent(0) == std::size_t{1} << 22);
+    first = reinterpret_cast<const std::byte*>(big.view().data());
+  }
+  {
+    const scratch<double, mem> smaller(std::size_t{3} << 20);
+    CHECK(reinterpret_cast<const std::byte*>(smaller.view().data()) == first);
+    const scratch<double, mem> another(std::size_t{3} << 20);
+    CHECK(another.view().data() != smaller.view().data());
+    const scratch<int, mem> none(0);
+    CHECK(none.view().extent(0) == 0);
+  }
+  // Written and read back through a kernel: the array is usable memory of its space.
+  const scratch<local_index, mem> values(1000);
+  const Kokkos::View<local_index*, mem> v = values.view();
+  Kokkos::parallel_for("fill", Kokkos::RangePolicy<exec>(0, 1000), KOKKOS_LAMBDA(const int i) { v(i) = 3 * i; });
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+  long wrong = 0;
+  for (int i = 0; i < 1000; ++i) wrong += host(i) != 3 * i ? 1 : 0;
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("build_from_triplets folds duplicates in input order, on every rank count") {
   const auto& comm = test::world();
   // Rank 0 holds every entry: row 1 repeats columns in a long, unordered run; row 0 a short one.

@@ -330,24 +330,39 @@ void expand_by_search(const ExecSpace& exec, const Kokkos::View<const offset_typ
 }
 }  // namespace detail
 
-/// The group index of every entry: the inverse of a pointer array.
-template <class ExecSpace, class MemorySpace>
-Kokkos::View<local_index*, MemorySpace> expand_groups(const ExecSpace& exec, Kokkos::View<const offset_type*, MemorySpace> ptr) {
+/// The group index of every entry into `group` (ptr's last offset long): the inverse of a pointer
+/// array.
+template <class ExecSpace, class MemorySpace, class GroupView>
+void expand_groups_into(const ExecSpace& exec, const Kokkos::View<const offset_type*, MemorySpace>& ptr, const GroupView& group) {
   const auto num_groups = static_cast<offset_type>(ptr.extent(0)) - 1;
-  offset_type n = 0;
-  exec.fence();
-  Kokkos::deep_copy(n, Kokkos::subview(ptr, static_cast<std::size_t>(num_groups)));
-  Kokkos::View<local_index*, MemorySpace> group(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_index"), n);
+  const Kokkos::View<local_index*, MemorySpace> out = group;
   if constexpr (uses_device_algorithms<ExecSpace>) {
     if (detail::longest_group(exec, ptr) > expand_by_search_beyond) {
-      detail::expand_by_search(exec, ptr, group);
-      return group;
+      detail::expand_by_search(exec, ptr, out);
+      return;
     }
   }
   Kokkos::parallel_for("tessera::expand_groups", Kokkos::RangePolicy<ExecSpace>(exec, 0, num_groups),
                        KOKKOS_LAMBDA(const offset_type g) {
-                         for (offset_type k = ptr(g); k < ptr(g + 1); ++k) group(k) = static_cast<local_index>(g);
+                         for (offset_type k = ptr(g); k < ptr(g + 1); ++k) out(k) = static_cast<local_index>(g);
                        });
+}
+
+/// The number of entries ptr delimits (its last offset; fences `exec`).
+template <class ExecSpace, class MemorySpace>
+offset_type grouped_entries_count(const ExecSpace& exec, const Kokkos::View<const offset_type*, MemorySpace>& ptr) {
+  offset_type n = 0;
+  exec.fence();
+  Kokkos::deep_copy(n, Kokkos::subview(ptr, ptr.extent(0) - 1));
+  return n;
+}
+
+/// The group index of every entry: the inverse of a pointer array.
+template <class ExecSpace, class MemorySpace>
+Kokkos::View<local_index*, MemorySpace> expand_groups(const ExecSpace& exec, Kokkos::View<const offset_type*, MemorySpace> ptr) {
+  Kokkos::View<local_index*, MemorySpace> group(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_index"),
+                                                grouped_entries_count(exec, ptr));
+  expand_groups_into(exec, ptr, group);
   return group;
 }
 

@@ -11,6 +11,7 @@
 #endif
 
 #include "../core/error.hpp"
+#include "../core/scratch_pool.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -37,8 +38,8 @@ inline constexpr bool has_stable_key_sort =
     Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
 
 /// Sorts the pairs (keys(i), payload(i)) by key, stably, in place: both Views hold the sorted
-/// pairs afterwards. Every key must lie in [0, key_count). On CUDA one scratch allocation holds
-/// the radix sort's second buffers and its histograms (allocations cost more than the passes).
+/// pairs afterwards. Every key must lie in [0, key_count). On CUDA one scratch array
+/// (core/scratch_pool.hpp) holds the radix sort's second buffers and its histograms.
 template <class ExecSpace, class MemorySpace>
   requires has_stable_key_sort<ExecSpace>
 void stable_sort_by_key(const ExecSpace& space, const Kokkos::View<std::uint32_t*, MemorySpace>& keys,
@@ -77,12 +78,12 @@ void stable_sort_by_key(const ExecSpace& space, const Kokkos::View<std::uint32_t
     TESSERA_REQUIRE(status == cudaSuccess, internal, "CUB's radix sort could not size its scratch for {} pairs: {}", n,
                     cudaGetErrorString(status));
     const std::size_t buffer_bytes = (n * sizeof(std::uint32_t) + 255) / 256 * 256;
-    const Kokkos::View<std::byte*, MemorySpace> scratch(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::radix_scratch"),
-                                                        2 * buffer_bytes + histogram_bytes);
-    key_buffers.d_buffers[1] = reinterpret_cast<std::uint32_t*>(scratch.data());
-    payload_buffers.d_buffers[1] = reinterpret_cast<std::uint32_t*>(scratch.data() + buffer_bytes);
+    const tessera::scratch<std::byte, MemorySpace> buffers(2 * buffer_bytes + histogram_bytes);
+    std::byte* const base = buffers.view().data();
+    key_buffers.d_buffers[1] = reinterpret_cast<std::uint32_t*>(base);
+    payload_buffers.d_buffers[1] = reinterpret_cast<std::uint32_t*>(base + buffer_bytes);
     // On the instance's stream: after the kernels that wrote the keys, before the ones that read them.
-    status = sort(scratch.data() + 2 * buffer_bytes, histogram_bytes);
+    status = sort(base + 2 * buffer_bytes, histogram_bytes);
     TESSERA_REQUIRE(status == cudaSuccess, internal, "CUB's radix sort of {} pairs failed: {}", n, cudaGetErrorString(status));
     const auto copy_back = [&](cub::DoubleBuffer<std::uint32_t>& buffers, std::uint32_t* home) {
       if (buffers.Current() == home) return;
@@ -91,7 +92,7 @@ void stable_sort_by_key(const ExecSpace& space, const Kokkos::View<std::uint32_t
     };
     copy_back(key_buffers, keys.data());
     copy_back(payload_buffers, payload.data());
-    space.fence();  // before scratch is freed
+    space.fence();
   }
 #endif
 }

@@ -10,6 +10,7 @@
 #include "../../concepts/distribution.hpp"
 #include "../../core/error.hpp"
 #include "../../core/profiling_region.hpp"
+#include "../../core/scratch_pool.hpp"
 #include "../../kernels/bucket_sort.hpp"
 #include "../../kernels/sort_rows.hpp"
 #include "../../kernels/sorted_search.hpp"
@@ -27,6 +28,7 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <numeric>
 #include <iterator>
 #include <span>
@@ -41,15 +43,20 @@ struct device_entries {
   Kokkos::View<const T*, Mem> value;
 };
 
+/// (csr: the row of each entry expanded into `rows`, scratch that must outlive the result.)
 template <class T, class Policy>
-device_entries<T, typename Policy::memory_space> entries_on_device(const dist_matrix<T, Policy>& a) {
+device_entries<T, typename Policy::memory_space> entries_on_device(
+    const dist_matrix<T, Policy>& a, std::optional<scratch<local_index, typename Policy::memory_space>>& rows) {
   using exec = typename Policy::execution_space;
   using mem = typename Policy::memory_space;
   using storage = typename Policy::storage_type;
   const exec space{};
   if constexpr (std::same_as<storage, csr>) {
     const auto& block = a.local();
-    return {kernels::expand_groups<exec, mem>(space, block.row_ptr), block.col_idx, block.values};
+    const Kokkos::View<const offset_type*, mem> row_ptr = block.row_ptr;
+    rows.emplace(static_cast<std::size_t>(block.nnz()));
+    kernels::expand_groups_into(space, row_ptr, rows->view());
+    return {rows->view(), block.col_idx, block.values};
   } else {
     const auto coo = storage::to_coo(space, a.local());
     return {coo.row_idx, coo.col_idx, coo.values};
@@ -67,14 +74,13 @@ struct transposed_entries {
 
 /// Every entry stays (one rank, or a block-diagonal A): A's own rows and values are the transposed
 /// entries' columns and values (two nnz-sized copies and their allocations saved; on an H100 the
-/// gain was below the transpose's run-to-run spread); only primary is written. `in` is grouped by row (csr's expansion, and every
+/// gain was below the transpose's run-to-run spread); only `primary` (in.value's length) is written. `in` is grouped by row (csr's expansion, and every
 /// storage's to_coo), so each row's first entry marks it used: one writer per row, no atomics.
 template <class Exec, class T, class Mem>
 transposed_entries<T, Mem> all_staying(const Exec& space, const device_entries<T, Mem>& in,
                                        const Kokkos::View<const global_index*, Mem>& col_map, global_index lo,
-                                       const Kokkos::View<int*, Mem>& used) {
+                                       const Kokkos::View<int*, Mem>& used, const Kokkos::View<local_index*, Mem>& primary) {
   const std::size_t n = in.value.extent(0);
-  const Kokkos::View<local_index*, Mem> primary(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_rows"), n);
   const auto row = in.row;
   const auto col = in.col;
   Kokkos::parallel_for("tessera::transpose_stay", Kokkos::RangePolicy<Exec>(space, 0, n), KOKKOS_LAMBDA(const std::size_t e) {
@@ -214,7 +220,8 @@ csr_block<T, Mem> rows_by_scatter(const Exec& space, std::size_t rows, std::size
   const auto stay_value = staying.value;
   profiling_phases phase;
   phase.next("tessera::transpose::scatter");
-  Kokkos::View<offset_type*, Mem> cursor(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cursor"), rows);
+  const scratch<offset_type, Mem> cursor_scratch(rows);
+  const Kokkos::View<offset_type*, Mem> cursor = cursor_scratch.view();
   Kokkos::deep_copy(space, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, rows)));
   const std::size_t total = n_stay + n_arrived;
   Kokkos::View<local_index*, Mem> cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cols"), total);
@@ -260,11 +267,12 @@ csr_block<T, Mem> rows_by_stable_sort(const Exec& space, std::size_t rows, std::
   // With nothing arrived the keys are `primary` itself: one nnz-sized array and its pass saved.
   using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
   const bool keys_in_place = total == n_stay;
+  const scratch<std::uint32_t, Mem> key_scratch(keys_in_place ? 0 : total), order_scratch(total);  // 0: none taken
   const Kokkos::View<std::uint32_t*, Mem> key =
       keys_in_place ? Kokkos::View<std::uint32_t*, Mem>(Kokkos::View<std::uint32_t*, Mem, unmanaged>(
                           reinterpret_cast<std::uint32_t*>(primary.data()), total))
-                    : Kokkos::View<std::uint32_t*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_keys"), total);
-  const Kokkos::View<std::uint32_t*, Mem> order(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_order"), total);
+                    : Kokkos::View<std::uint32_t*, Mem>(key_scratch.view());
+  const Kokkos::View<std::uint32_t*, Mem> order = order_scratch.view();
   Kokkos::parallel_for("tessera::transpose_keys", range(space, 0, total), KOKKOS_LAMBDA(const std::size_t p) {
     if (!keys_in_place) {
       const local_index row = p < below ? arrived_row(p) : p < below + n_stay ? primary(p - below) : arrived_row(p - n_stay);
@@ -316,7 +324,8 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
 
   profiling_phases phase;
   phase.next("tessera::transpose::split");
-  const auto in = entries_on_device(a);
+  std::optional<scratch<local_index, mem>> entry_rows;
+  const auto in = entries_on_device(a, entry_rows);
   const Kokkos::View<const global_index*, mem> col_map = a.col_map();
   const auto n = static_cast<offset_type>(in.value.extent(0));
   offset_type staying_count = 0;
@@ -330,9 +339,16 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
                             staying_count);
   }
   transposed_entries<T, mem> staying;
-  const Kokkos::View<int*, mem> used("tessera::transpose_used", static_cast<std::size_t>(a.local().num_rows()));
+  const auto a_rows = static_cast<std::size_t>(a.local().num_rows());
+  const scratch<int, mem> used_scratch(a_rows);
+  const Kokkos::View<int*, mem> used = used_scratch.view();
+  Kokkos::deep_copy(space, used, 0);
+  std::optional<scratch<local_index, mem>> primary;
   triplets<T> away;
-  if (staying_count == n) staying = all_staying<exec, T, mem>(space, in, col_map, lo, used);
+  if (staying_count == n) {
+    primary.emplace(static_cast<std::size_t>(n));
+    staying = all_staying<exec, T, mem>(space, in, col_map, lo, used, primary->view());
+  }
   else away = split_staying<exec, T, mem>(space, in, col_map, a_first, lo, hi, staying, staying_count, used);
   phase.next("tessera::transpose::route");
   const typename Policy::backend_type backend{};
@@ -343,8 +359,8 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
   phase.next("tessera::transpose::column_map");
   // A^T's column map: A's rows with a staying entry, merged with the arrived entries' columns;
   // position(i): the column of A^T that A's row i becomes.
-  const Kokkos::View<local_index*, mem> position(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_position"),
-                                                 used.extent(0));
+  const scratch<local_index, mem> position_scratch(used.extent(0));
+  const Kokkos::View<local_index*, mem> position = position_scratch.view();
   Kokkos::View<global_index*, mem> columns = used_rows<exec, mem>(space, used, a_first, position);
   comm.collectively([&] {  // every rank, arrivals or not: the check is collective
     for (const global_index r : arrived.rows)

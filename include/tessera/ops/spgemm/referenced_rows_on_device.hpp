@@ -10,6 +10,7 @@
 #endif
 
 #include "../../core/index_types.hpp"
+#include "../../core/scratch_pool.hpp"
 #include "../../kernels/sorted_search.hpp"
 #include "../../matrix/to_view.hpp"
 #include "../../matrix/dist_matrix.hpp"
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <vector>
 
 namespace tessera::detail {
@@ -64,8 +66,10 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
   const std::size_t rows = a.col_map().extent(0);
   // Every column of A a local row of B (local_row_base): the sources from A's column map, here.
   Kokkos::View<local_index*, mem> source;
+  std::optional<scratch<local_index, mem>> local_sources;
   if (fetched.local_row_base) {
-    source = Kokkos::View<local_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::source"), rows);
+    local_sources.emplace(rows);
+    source = local_sources->view();
     const Kokkos::View<const global_index*, mem> a_map = a.col_map();
     const global_index base = *fetched.local_row_base;
     Kokkos::parallel_for("tessera::spgemm::local_sources", range(space, 0, rows),
@@ -128,7 +132,9 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
   Kokkos::deep_copy(nnz, Kokkos::subview(out.ptr, rows));
 
   // Which columns B^ uses, then their compressed numbering.
-  const Kokkos::View<int*, mem> used("tessera::spgemm::used", all_columns.extent(0));
+  const scratch<int, mem> used_scratch(all_columns.extent(0));
+  const Kokkos::View<int*, mem> used = used_scratch.view();
+  Kokkos::deep_copy(space, used, 0);
   // An entry's column in all_columns: B's own rows through b_position (or as they are, when
   // nothing was fetched), fetched rows through f_position.
   Kokkos::parallel_for("tessera::spgemm::mark_columns", range(space, 0, rows), KOKKOS_LAMBDA(const std::size_t c) {
@@ -153,8 +159,8 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
     space.fence();
     return out;
   }
-  const Kokkos::View<local_index*, mem> renumber(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::renumber"),
-                                                 all_columns.extent(0));
+  const scratch<local_index, mem> renumber_scratch(all_columns.extent(0));
+  const Kokkos::View<local_index*, mem> renumber = renumber_scratch.view();
   Kokkos::parallel_scan("tessera::spgemm::renumber", range(space, 0, all_columns.extent(0)),
                         KOKKOS_LAMBDA(const std::size_t j, local_index& before, const bool final) {
                           if (final) renumber(j) = before;
