@@ -43,6 +43,15 @@ scratch_free_list<MemorySpace>& kept_scratch() {
 }
 }  // namespace detail
 
+/// Frees the scratch buffers kept for MemorySpace (they are otherwise kept until Kokkos ends, at
+/// most scratch_buffers_kept of them: as large as the largest temporaries of the operations run).
+template <class MemorySpace>
+void release_scratch() {
+  auto& list = detail::kept_scratch<MemorySpace>();
+  const std::lock_guard guard(list.lock);
+  list.buffers.clear();
+}
+
 /// An array of `count` T in MemorySpace, uninitialised, from the kept buffers when one is large
 /// enough; returned to them on destruction.
 template <class T, class MemorySpace>

@@ -15,8 +15,17 @@
 
 namespace tessera::kernels {
 
-/// `from` with every element converted to `To`, in the execution space: row offsets narrowed to
-/// int (the caller knows every value is at most INT_MAX) or widened back to offset_type.
+/// `from` with every element converted to the type of `to` (as long), in the execution space: row
+/// offsets narrowed to int (the caller knows every value is at most INT_MAX) or widened back.
+template <class ExecSpace, class From, class MemorySpace, class ToView>
+void offsets_into(const ExecSpace& exec, const Kokkos::View<const From*, MemorySpace>& from, const ToView& to) {
+  using To = typename ToView::non_const_value_type;
+  Kokkos::parallel_for(
+      "tessera::convert_offsets", Kokkos::RangePolicy<ExecSpace>(exec, 0, from.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { to(i) = static_cast<To>(from(i)); });
+}
+
+/// `from` with every element converted to `To`, in a new View (see offsets_into).
 template <class To, class ExecSpace, class From, class MemorySpace>
 Kokkos::View<To*, MemorySpace> offsets_as(const ExecSpace& exec, const Kokkos::View<const From*, MemorySpace>& from) {
   const Kokkos::View<To*, MemorySpace> to(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::offsets"),

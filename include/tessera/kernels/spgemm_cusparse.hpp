@@ -16,6 +16,7 @@
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
 #include "../core/error.hpp"
+#include "../core/scratch_pool.hpp"
 
 #include <KokkosKernels_Controls.hpp>
 #include <cusparse.h>
@@ -97,18 +98,16 @@ csr32_product<T, MemorySpace> spgemm_cusparse(const Kokkos::Cuda& exec, const cs
   check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product,
                                                &bytes1, nullptr),
                  "cusparseSpGEMM_workEstimation");
-  const Kokkos::View<char*, MemorySpace> buffer1(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::cusparse1"),
-                                                 bytes1 > 0 ? bytes1 : 1);
+  const tessera::scratch<char, MemorySpace> buffer1(bytes1 > 0 ? bytes1 : 1);
   check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product,
-                                               &bytes1, buffer1.data()),
+                                               &bytes1, buffer1.view().data()),
                  "cusparseSpGEMM_workEstimation");
   check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product, &bytes2,
                                         nullptr),
                  "cusparseSpGEMM_compute");
-  const Kokkos::View<char*, MemorySpace> buffer2(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::cusparse2"),
-                                                 bytes2 > 0 ? bytes2 : 1);
+  const tessera::scratch<char, MemorySpace> buffer2(bytes2 > 0 ? bytes2 : 1);
   check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product, &bytes2,
-                                        buffer2.data()),
+                                        buffer2.view().data()),
                  "cusparseSpGEMM_compute");
   std::int64_t rows = 0, cols = 0, nnz = 0;
   check_cusparse(cusparseSpMatGetSize(s.c, &rows, &cols, &nnz), "cusparseSpMatGetSize");
@@ -119,7 +118,8 @@ csr32_product<T, MemorySpace> spgemm_cusparse(const Kokkos::Cuda& exec, const cs
   check_cusparse(cusparseCsrSetPointers(s.c, c.row_ptr.data(), c.col_idx.data(), c.values.data()), "cusparseCsrSetPointers");
   check_cusparse(cusparseSpGEMM_copy(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product),
                  "cusparseSpGEMM_copy");
-  // The buffers are freed when this returns: the copy must be done with them first.
+  // C complete when returned, as every caller assumes (the buffers, back in the scratch pool, are
+  // next used on this same stream, so they alone would not need it).
   exec.fence("tessera::spgemm_cusparse");
   return c;
 }

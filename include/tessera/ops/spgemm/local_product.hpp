@@ -10,6 +10,7 @@
 
 #include "../../core/error.hpp"
 #include "../../core/profiling_region.hpp"
+#include "../../core/scratch_pool.hpp"
 #include "../../kernels/offset_width.hpp"
 #include "../../kernels/sort_rows.hpp"
 #include "../../kernels/spgemm_cusparse.hpp"
@@ -217,12 +218,12 @@ local_product<T, Policy> multiply_with_int_offsets(const dist_matrix<T, Policy>&
   using mem = typename Policy::memory_space;
   const auto& block = a.local();
   const Kokkos::Cuda space{};
-  const kernels::csr32<T, mem> a32{block.rows, block.cols,
-                                   kernels::offsets_as<int>(space, Kokkos::View<const offset_type*, mem>(block.row_ptr)),
-                                   block.col_idx, block.values};
-  const kernels::csr32<T, mem> b32{block.cols, static_cast<int>(b_hat.col_map.extent(0)),
-                                   kernels::offsets_as<int>(space, Kokkos::View<const offset_type*, mem>(b_hat.ptr)),
-                                   b_hat.cols, b_hat.values};
+  const scratch<int, mem> a_ptr32(block.row_ptr.extent(0)), b_ptr32(b_hat.ptr.extent(0));
+  kernels::offsets_into(space, Kokkos::View<const offset_type*, mem>(block.row_ptr), a_ptr32.view());
+  kernels::offsets_into(space, Kokkos::View<const offset_type*, mem>(b_hat.ptr), b_ptr32.view());
+  const kernels::csr32<T, mem> a32{block.rows, block.cols, a_ptr32.view(), block.col_idx, block.values};
+  const kernels::csr32<T, mem> b32{block.cols, static_cast<int>(b_hat.col_map.extent(0)), b_ptr32.view(), b_hat.cols,
+                                   b_hat.values};
   const auto c = kernels::spgemm_cusparse(space, a32, b32);
   // cuSPARSE's rows come out sorted; sort_rows only checks them (a team per long row returns at
   // its first look).
