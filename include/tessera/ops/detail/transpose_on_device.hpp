@@ -28,9 +28,9 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
-#include <optional>
-#include <numeric>
 #include <iterator>
+#include <numeric>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -43,7 +43,8 @@ struct device_entries {
   Kokkos::View<const T*, Mem> value;
 };
 
-/// (csr: the row of each entry expanded into `rows`, scratch that must outlive the result.)
+/// With csr storage the row of each entry is expanded into `rows`, scratch that must outlive the
+/// result.
 template <class T, class Policy>
 device_entries<T, typename Policy::memory_space> entries_on_device(
     const dist_matrix<T, Policy>& a, std::optional<scratch<local_index, typename Policy::memory_space>>& rows) {
@@ -74,8 +75,9 @@ struct transposed_entries {
 
 /// Every entry stays (one rank, or a block-diagonal A): A's own rows and values are the transposed
 /// entries' columns and values (two nnz-sized copies and their allocations saved; on an H100 the
-/// gain was below the transpose's run-to-run spread); only `primary` (in.value's length) is written. `in` is grouped by row (csr's expansion, and every
-/// storage's to_coo), so each row's first entry marks it used: one writer per row, no atomics.
+/// gain was below the transpose's run-to-run spread); only `primary` (in.value's length) is
+/// written. `in` is grouped by row (csr's expansion, and every storage's to_coo), so each row's
+/// first entry marks it used: one writer per row, no atomics.
 template <class Exec, class T, class Mem>
 transposed_entries<T, Mem> all_staying(const Exec& space, const device_entries<T, Mem>& in,
                                        const Kokkos::View<const global_index*, Mem>& col_map, global_index lo,
