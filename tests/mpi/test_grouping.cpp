@@ -144,7 +144,7 @@ TEST_CASE("stable_sort_by_key: keys ascending, equal keys in input order") {
   }
 }
 
-TEST_CASE("scratch arrays: a released buffer serves the next request that fits, two live ones never share") {
+TEST_CASE("scratch arrays: a released buffer serves the next request that fits, two live ones never share, what is kept is bounded") {
   const std::byte* first = nullptr;
   {
     const scratch<double, mem> big(std::size_t{1} << 22);  // 32 MiB: larger than what other tests keep
@@ -159,6 +159,18 @@ TEST_CASE("scratch arrays: a released buffer serves the next request that fits, 
     const scratch<int, mem> none(0);
     CHECK(none.view().extent(0) == 0);
   }
+  // What stays kept between calls is bounded, and can be given back.
+  release_scratch<mem>();
+  CHECK(kept_scratch_bytes<mem>() == 0);
+  { const scratch<double, mem> a(1000); }
+  CHECK(kept_scratch_bytes<mem>() == 8000);
+  keep_scratch_bytes<mem>(4000);  // the 8000-byte buffer is over the limit: freed
+  CHECK(kept_scratch_bytes<mem>() == 0);
+  { const scratch<double, mem> b(100); }
+  CHECK(kept_scratch_bytes<mem>() == 800);
+  { const scratch<double, mem> c(1000); }  // allocated, used, and not kept
+  CHECK(kept_scratch_bytes<mem>() == 800);
+  keep_scratch_bytes<mem>(std::size_t{1} << 30);
   // Written and read back through a kernel: the array is usable memory of its space.
   const scratch<local_index, mem> values(1000);
   const Kokkos::View<local_index*, mem> v = values.view();
