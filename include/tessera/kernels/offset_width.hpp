@@ -30,9 +30,7 @@ template <class To, class ExecSpace, class From, class MemorySpace>
 Kokkos::View<To*, MemorySpace> offsets_as(const ExecSpace& exec, const Kokkos::View<const From*, MemorySpace>& from) {
   const Kokkos::View<To*, MemorySpace> to(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::offsets"),
                                           from.extent(0));
-  Kokkos::parallel_for(
-      "tessera::convert_offsets", Kokkos::RangePolicy<ExecSpace>(exec, 0, from.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { to(i) = static_cast<To>(from(i)); });
+  offsets_into(exec, from, to);
   return to;
 }
 
