@@ -69,7 +69,11 @@ target_include_directories(tessera_instantiations PUBLIC
 # Its users declare the entries extern; the library itself defines them.
 target_compile_definitions(tessera_instantiations INTERFACE TESSERA_USE_INSTANTIATIONS)
 if(TESSERA_WARNINGS)
-  target_compile_options(tessera_instantiations PRIVATE ${TESSERA_WARNINGS})
+  # Compiled as its users' units are (messages formatted at run time, core/format.hpp), so the
+  # inline functions both compile are the same functions.
+  set(_instantiation_options ${TESSERA_WARNINGS})
+  list(REMOVE_ITEM _instantiation_options -DTESSERA_CHECK_MESSAGE_FORMATS)
+  target_compile_options(tessera_instantiations PRIVATE ${_instantiation_options})
 endif()
 install(TARGETS tessera_instantiations EXPORT tesseraTargets)
 install(FILES ${_generated}/include/tessera/instantiations/configured.hpp

@@ -114,7 +114,7 @@ class node_shared_array {
     MPI_Info_free(&info);
     if (status != MPI_SUCCESS)
       throw error(error_kind::mpi_error,
-                  fmt::format("node-shared memory: this MPI refused a shared-memory window (MPI_Win_allocate_shared: {}); "
+                  ::tessera::detail::formatted("node-shared memory: this MPI refused a shared-memory window (MPI_Win_allocate_shared: {}); "
                               "Open MPI makes them with its osc sm component, which OMPI_MCA_osc=pt2pt (or any list "
                               "without sm) turns off",
                               detail::mpi_error_string(status)),

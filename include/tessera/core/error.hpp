@@ -69,8 +69,8 @@ class error : public std::runtime_error {
 
  private:
   static std::string compose(error_kind kind, const std::string& message, int origin_rank) {
-    if (origin_rank >= 0) return fmt::format("tessera: {} (rank {}): {}", to_string(kind), origin_rank, message);
-    return fmt::format("tessera: {}: {}", to_string(kind), message);
+    if (origin_rank >= 0) return detail::formatted("tessera: {} (rank {}): {}", to_string(kind), origin_rank, message);
+    return detail::formatted("tessera: {}: {}", to_string(kind), message);
   }
 
   error_kind kind_;
@@ -82,9 +82,34 @@ class error : public std::runtime_error {
 
 }  // namespace tessera
 
+namespace tessera::detail {
+
+/// Throws tessera::error with the message `format` makes of `args`. Out of line and cold, so each
+/// of the hundred-odd checks a unit instantiates compiles to packing its arguments and one call,
+/// not to the formatting, the exception's construction and their clean-up code.
+[[noreturn, gnu::cold, gnu::noinline]] inline void raise_formatted(error_kind kind, const char* file, int line,
+                                                                   fmt::string_view format, fmt::format_args args) {
+  throw error(kind, fmt::vformat(format, args), file, line);
+}
+
+#ifdef TESSERA_CHECK_MESSAGE_FORMATS
+template <class... Args>
+[[noreturn]] void raise(error_kind kind, const char* file, int line, fmt::format_string<Args...> format,
+                        Args&&... args) {
+  raise_formatted(kind, file, line, format, fmt::make_format_args(args...));
+}
+#else
+/// The format string is read at run time here (see formatted() in format.hpp).
+template <class... Args>
+[[noreturn]] void raise(error_kind kind, const char* file, int line, fmt::string_view format, const Args&... args) {
+  raise_formatted(kind, file, line, format, fmt::make_format_args(args...));
+}
+#endif
+
+}  // namespace tessera::detail
+
 /// Throw tessera::error of the given kind with an fmt-formatted message.
-#define TESSERA_THROW(kind, ...) \
-  throw ::tessera::error(::tessera::error_kind::kind, ::fmt::format(__VA_ARGS__), __FILE__, __LINE__)
+#define TESSERA_THROW(kind, ...) ::tessera::detail::raise(::tessera::error_kind::kind, __FILE__, __LINE__, __VA_ARGS__)
 
 /// Throw tessera::error of the given kind unless the condition holds.
 #define TESSERA_REQUIRE(condition, kind, ...)  \

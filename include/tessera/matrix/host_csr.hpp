@@ -79,19 +79,19 @@ template <class T>
 [[nodiscard]] std::optional<std::string> first_difference(const host_csr<T>& a, const host_csr<T>& b,
                                                           double tolerance = 0.0) {
   if (a.rows != b.rows || a.cols != b.cols)
-    return fmt::format("shapes differ: {} x {} vs {} x {}", a.rows, a.cols, b.rows, b.cols);
+    return ::tessera::detail::formatted("shapes differ: {} x {} vs {} x {}", a.rows, a.cols, b.rows, b.cols);
   for (global_index i = 0; i < a.rows; ++i) {
     const auto ua = static_cast<std::size_t>(i);
     const offset_type na = a.row_ptr[ua + 1] - a.row_ptr[ua], nb = b.row_ptr[ua + 1] - b.row_ptr[ua];
-    if (na != nb) return fmt::format("row {} has {} entries vs {}", i, na, nb);
+    if (na != nb) return ::tessera::detail::formatted("row {} has {} entries vs {}", i, na, nb);
     for (offset_type k = 0; k < na; ++k) {
       const auto ka = static_cast<std::size_t>(a.row_ptr[ua] + k), kb = static_cast<std::size_t>(b.row_ptr[ua] + k);
       if (a.col_idx[ka] != b.col_idx[kb])
-        return fmt::format("row {}: column {} vs {}", i, a.col_idx[ka], b.col_idx[kb]);
+        return ::tessera::detail::formatted("row {}: column {} vs {}", i, a.col_idx[ka], b.col_idx[kb]);
       const double va = static_cast<double>(a.values[ka]), vb = static_cast<double>(b.values[kb]);
       const double scale = std::max({std::abs(va), std::abs(vb), 1.0});
       if (std::abs(va - vb) > tolerance * scale)
-        return fmt::format("entry ({}, {}): {} vs {}", i, a.col_idx[ka], va, vb);
+        return ::tessera::detail::formatted("entry ({}, {}): {} vs {}", i, a.col_idx[ka], va, vb);
     }
   }
   return std::nullopt;

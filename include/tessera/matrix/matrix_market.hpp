@@ -109,20 +109,20 @@ template <class T>
   if constexpr (std::is_same_v<T, float>) return "float";
   else if constexpr (std::is_same_v<T, double>) return "double";
   else if constexpr (std::is_same_v<T, long double>) return "long double";
-  else return fmt::format("{}int{}", std::is_signed_v<T> ? "" : "u", 8 * sizeof(T));
+  else return ::tessera::detail::formatted("{}int{}", std::is_signed_v<T> ? "" : "u", 8 * sizeof(T));
 }
 
 /// The value of an integer-field token as T; empty if it is fine, else what is wrong.
 /// Values beyond T's range are errors: wrapping them would be a silently wrong matrix.
 template <class T>
 std::string parse_integer_value(std::string_view token, T& value) {
-  if (!integer_syntax(token)) return fmt::format("expected an integer value, found '{}'", quote_input(token));
+  if (!integer_syntax(token)) return ::tessera::detail::formatted("expected an integer value, found '{}'", quote_input(token));
   auto does_not_fit = [&] {
     if constexpr (std::is_integral_v<T>)
-      return fmt::format("integer value {} does not fit the value type {} [{}, {}]", quote_input(token), type_name<T>(),
+      return ::tessera::detail::formatted("integer value {} does not fit the value type {} [{}, {}]", quote_input(token), type_name<T>(),
                          std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
     else
-      return fmt::format("integer value {} is beyond the range of the value type {}", quote_input(token), type_name<T>());
+      return ::tessera::detail::formatted("integer value {} is beyond the range of the value type {}", quote_input(token), type_name<T>());
   };
   if (token.front() == '+') token.remove_prefix(1);
   if constexpr (std::is_integral_v<T>) {
@@ -157,13 +157,13 @@ std::string parse_real_value(std::string_view token, T& value) {
   if (token.size() > 1 && token.front() == '+' && token[1] != '-' && token[1] != '+') token.remove_prefix(1);
   const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
   if (token.empty() || ptr != token.data() + token.size() || (ec != std::errc{} && ec != std::errc::result_out_of_range))
-    return fmt::format("expected a real value, found '{}'", quote_input(token));
+    return ::tessera::detail::formatted("expected a real value, found '{}'", quote_input(token));
   if (ec == std::errc::result_out_of_range) {
     // from_chars says "out of range" for underflow too: strto* tells the two apart.
     const std::string copy(token);
     long double v = std::strtold(copy.c_str(), nullptr);
     if (std::isinf(v) || std::fabs(v) > static_cast<long double>(std::numeric_limits<T>::max()))
-      return fmt::format("real value {} is beyond the range of the value type {}", quote_input(token), type_name<T>());
+      return ::tessera::detail::formatted("real value {} is beyond the range of the value type {}", quote_input(token), type_name<T>());
     value = static_cast<T>(v);
   }
   return {};
@@ -178,38 +178,38 @@ triplets<T> parse_entries(const std::string& path, const matrix_market_header& h
   global_index entry = first_entry;
   for_each_entry_line(chunk, [&](std::string_view line, global_index line_number) {
     auto fail = [&](const std::string& what) {
-      throw error(error_kind::parse_error, fmt::format("{}:{}: {}", path, line_number, what), __FILE__, __LINE__);
+      throw error(error_kind::parse_error, ::tessera::detail::formatted("{}:{}: {}", path, line_number, what), __FILE__, __LINE__);
     };
     if (entry >= h.entries)
-      fail(fmt::format("entry {} is beyond the {} entries the size line declares", entry + 1, h.entries));
+      fail(::tessera::detail::formatted("entry {} is beyond the {} entries the size line declares", entry + 1, h.entries));
     ++entry;
     std::string_view rest = line;
     const auto row_token = next_token(rest), col_token = next_token(rest);
     std::int64_t row = 0, col = 0;
     if (!parse_int64(row_token, row) || !parse_int64(col_token, col))
-      fail(fmt::format("expected 'row column{}', found '{}'", h.field == mm_field::pattern ? "" : " value", quote_input(line)));
-    if (row < 1 || row > h.rows) fail(fmt::format("row index {} is outside [1, {}]", row, h.rows));
-    if (col < 1 || col > h.cols) fail(fmt::format("column index {} is outside [1, {}]", col, h.cols));
+      fail(::tessera::detail::formatted("expected 'row column{}', found '{}'", h.field == mm_field::pattern ? "" : " value", quote_input(line)));
+    if (row < 1 || row > h.rows) fail(::tessera::detail::formatted("row index {} is outside [1, {}]", row, h.rows));
+    if (col < 1 || col > h.cols) fail(::tessera::detail::formatted("column index {} is outside [1, {}]", col, h.cols));
     T value{1};
     if (h.field != mm_field::pattern) {
       const auto token = next_token(rest);
-      if (token.empty()) fail(fmt::format("expected a {} value after the column index", to_string(h.field)));
+      if (token.empty()) fail(::tessera::detail::formatted("expected a {} value after the column index", to_string(h.field)));
       std::string problem;
       if (h.field == mm_field::integer) problem = parse_integer_value<T>(token, value);
       else if constexpr (std::is_floating_point_v<T>) problem = parse_real_value<T>(token, value);
       if (!problem.empty()) fail(problem);
     }
-    if (!next_token(rest).empty()) fail(fmt::format("unexpected text after the entry: '{}'", quote_input(line)));
+    if (!next_token(rest).empty()) fail(::tessera::detail::formatted("unexpected text after the entry: '{}'", quote_input(line)));
     // The spec stores the lower triangle only: an entry above it would be mirrored onto one that may also be there.
     if (mirrored && col > row)
-      fail(fmt::format("entry ({}, {}) is above the diagonal; a {} file holds the lower triangle only", row, col,
+      fail(::tessera::detail::formatted("entry ({}, {}) is above the diagonal; a {} file holds the lower triangle only", row, col,
                        to_string(h.symmetry)));
     if (h.symmetry == mm_symmetry::skew_symmetric && row == col)
-      fail(fmt::format("a skew-symmetric matrix cannot have diagonal entry ({}, {})", row, col));
+      fail(::tessera::detail::formatted("a skew-symmetric matrix cannot have diagonal entry ({}, {})", row, col));
     if constexpr (std::is_integral_v<T>)  // the mirror of a skew-symmetric entry is its negation: it must fit too
       if (h.symmetry == mm_symmetry::skew_symmetric &&
           (std::is_unsigned_v<T> ? value != T{0} : value == std::numeric_limits<T>::min()))
-        fail(fmt::format("the mirror of value {} is -{}, beyond the value type {}", value, value, type_name<T>()));
+        fail(::tessera::detail::formatted("the mirror of value {} is -{}, beyond the value type {}", value, value, type_name<T>()));
     const global_index i = row - 1, j = col - 1;
     out.push_back(i, j, value);
     if (mirrored && i != j) out.push_back(j, i, h.symmetry == mm_symmetry::skew_symmetric ? static_cast<T>(-value) : value);
@@ -219,9 +219,9 @@ triplets<T> parse_entries(const std::string& path, const matrix_market_header& h
 
 template <class T>
 std::string format_value(const T& v) {
-  if constexpr (std::is_same_v<T, double>) return fmt::format("{:.17g}", v);
-  else if constexpr (std::is_floating_point_v<T>) return fmt::format("{:.9g}", v);
-  else return fmt::format("{}", v);
+  if constexpr (std::is_same_v<T, double>) return ::tessera::detail::formatted("{:.17g}", v);
+  else if constexpr (std::is_floating_point_v<T>) return ::tessera::detail::formatted("{:.9g}", v);
+  else return ::tessera::detail::formatted("{}", v);
 }
 
 }  // namespace detail
@@ -293,7 +293,7 @@ void write_matrix_market(const dist_matrix<T, Policy>& a, const std::string& pat
     return text;
   });
   const std::string header =
-      fmt::format("%%MatrixMarket matrix coordinate {} general\n% written by tessera on {} ranks\n{} {} {}\n",
+      ::tessera::detail::formatted("%%MatrixMarket matrix coordinate {} general\n% written by tessera on {} ranks\n{} {} {}\n",
                   std::is_integral_v<T> ? "integer" : "real", comm.size(), a.num_rows(), a.num_cols(), a.global_nnz());
   const auto before = comm.exclusive_prefix_sum(static_cast<std::uint64_t>(body.size()));
 

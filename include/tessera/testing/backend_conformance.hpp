@@ -67,7 +67,7 @@ class verdict {
   void finish(const communicator& comm) const {
     comm.collectively([&] {
       if (!first_.empty())
-        throw std::runtime_error(fmt::format("backend conformance: check '{}' failed on rank {}: {}", check_,
+        throw std::runtime_error(::tessera::detail::formatted("backend conformance: check '{}' failed on rank {}: {}", check_,
                                                          comm.rank(), first_));
     });
   }

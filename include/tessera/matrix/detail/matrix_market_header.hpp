@@ -41,7 +41,7 @@ enum class mm_symmetry { general, symmetric, skew_symmetric };
   for (std::size_t k = 0; k < shown; ++k) {
     const auto c = static_cast<unsigned char>(text[k]);
     if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
-    else out += fmt::format("\\x{:02x}", c);
+    else out += ::tessera::detail::formatted("\\x{:02x}", c);
   }
   if (text.size() > limit) out += "...";
   return out;
