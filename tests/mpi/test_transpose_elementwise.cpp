@@ -2,6 +2,8 @@
 #include "test_support.hpp"
 
 #include <cmath>
+#include <map>
+#include <utility>
 
 using namespace tessera;
 
@@ -19,6 +21,12 @@ std::vector<dist_matrix<double, P>> inputs(const communicator& comm) {
   all.push_back(generate::uniform_random<double, P>(comm, 0, 5, 0, 1));    // no rows
   all.push_back(generate::uniform_random<double, P>(comm, 9, 9, 0, 1));    // no entries
   return all;
+}
+
+// Every value doubled: A + A.
+host_csr<double> doubled_values(host_csr<double> m) {
+  for (auto& v : m.values) v *= 2.0;
+  return m;
 }
 
 }  // namespace
@@ -126,7 +134,43 @@ TEST_CASE_TEMPLATE("scale, apply, prune, add and the reductions", P, policy<row_
     for (std::size_t k = 0; k < kept.size(); ++k) both.push_back(kept.rows[k], kept.cols[k], kept.values[k]);
     test::require_equal(add(a, pruned), host_csr<double>::from_triplets(ref.rows, ref.cols, both), 1e-14);
 
-    // Row sums and column maxima against the gathered matrix.
+    // B with columns A lacks and A with columns B lacks, in both orders; a combine that is not
+    // symmetric (combine::any keeps the left operand's value). With csr storage no entry moves.
+    const auto other = generate::uniform_random<double, P>(comm, a.num_rows(), a.num_cols(), 3, 17);
+    const auto ref_other = gather_to_all(other);
+    std::map<std::pair<global_index, global_index>, double> first_wins, summed;
+    for (const auto* m : {&ref_other, &ref})
+      for (global_index i = 0; i < m->rows; ++i)
+        for (auto e = m->row_ptr[static_cast<std::size_t>(i)]; e < m->row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+          const auto at = std::make_pair(i, m->col_idx[static_cast<std::size_t>(e)]);
+          const double v = m->values[static_cast<std::size_t>(e)];
+          first_wins.try_emplace(at, v);
+          summed[at] += v;
+        }
+    auto as_matrix = [&](const std::map<std::pair<global_index, global_index>, double>& entries) {
+      triplets<double> t;
+      for (const auto& [at, v] : entries) t.push_back(at.first, at.second, v);
+      return host_csr<double>::from_triplets(ref.rows, ref.cols, t);
+    };
+    comm.stats().reset();
+    const auto other_first = add(other, a, combine::any{});
+    if constexpr (std::same_as<typename P::storage_type, csr>) CHECK(comm.stats().total() == traffic{});
+    test::require_equal(other_first, as_matrix(first_wins));
+    CHECK(other_first.global_nnz() == static_cast<offset_type>(first_wins.size()));
+    test::require_equal(add(a, other), as_matrix(summed), 1e-14);
+    test::require_equal(add(other, other), doubled_values(ref_other));
+
+    // Row sums, row maxima and column maxima against the gathered matrix.
+    const auto row_maxima = reduce_rows(a, combine::max{});
+    auto host_row_maxima = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, row_maxima.local());
+    for (std::size_t i = 0; i < host_row_maxima.extent(0); ++i) {
+      const auto g = static_cast<std::size_t>(row_maxima.row_begin()) + i;
+      double expected = 0;
+      for (offset_type e = ref.row_ptr[g]; e < ref.row_ptr[g + 1]; ++e)
+        expected = e == ref.row_ptr[g] ? ref.values[static_cast<std::size_t>(e)]
+                                       : std::max(expected, ref.values[static_cast<std::size_t>(e)]);
+      CHECK(host_row_maxima(i, 0) == expected);
+    }
     const auto sums = reduce_rows(a);
     auto host_sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sums.local());
     for (std::size_t i = 0; i < host_sums.extent(0); ++i) {

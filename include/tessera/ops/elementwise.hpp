@@ -20,6 +20,7 @@
 #include "../matrix/dist_matrix.hpp"
 #include "../matrix/local_triplets.hpp"
 #include "../storage/csr.hpp"
+#include "detail/add_local.hpp"
 #include "detail/operand_checks.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -93,6 +94,24 @@ struct write_kept_entries {
       out_val(w) = v;
       ++w;
     }
+  }
+};
+/// out(r, 0) = `op` folded over row r's values left to right (T{} for a row without entries).
+template <class T, class Ptr, class Val, class Out, class Combine>
+struct fold_rows {
+  Ptr ptr;
+  Val val;
+  Out out;
+  Combine op;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t r) const {
+    auto e = ptr(r);
+    const auto end = ptr(r + 1);
+    T folded{};
+    if (e < end) {
+      folded = val(e);
+      for (++e; e < end; ++e) folded = static_cast<T>(op(folded, val(e)));
+    }
+    out(r, 0) = folded;
   }
 };
 }  // namespace detail
@@ -208,8 +227,12 @@ template <matrix_value T, matrix_policy Policy, class F>
 
 
 /// C = A + B (collective). A and B must have the same shape and the same mapping (any distribution).
-/// Where both store an entry the two are folded by `combine` (summed by default; any `T(T, T)`
-/// callable in the execution space, e.g. combine::max or a semiring's addition).
+/// Where both store an entry the two are folded by `combine(a, b)` (summed by default; any
+/// `T(T, T)` callable in the execution space, e.g. combine::max or a semiring's addition).
+///
+/// With csr storage each rank merges its two blocks in the execution space (the column maps, then
+/// each row's sorted lists: one pass, no communication but the new entry count); C's column map is
+/// the union of A's and B's. Other storages assemble both sides' entries by row.
 template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
 [[nodiscard]] dist_matrix<T, Policy> add(const dist_matrix<T, Policy>& a, const dist_matrix<T, Policy>& b,
                                          Combine combine = {}) {
@@ -223,29 +246,49 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
     TESSERA_REQUIRE(a.mapping() == b.mapping(), dimension_mismatch,
                     "add: A and B are distributed differently; redistribute one of them first");
   });
-  auto both = detail::held_triplets(a);
-  const auto more = detail::held_triplets(b);
-  both.rows.insert(both.rows.end(), more.rows.begin(), more.rows.end());
-  both.cols.insert(both.cols.end(), more.cols.begin(), more.cols.end());
-  both.values.insert(both.values.end(), more.values.begin(), more.values.end());
-  // Both sides' entries of a row live on the same rank: assemble in place, folding where both store one.
-  return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), both, combine);
+  if constexpr (std::same_as<typename Policy::storage_type, csr>) {
+    auto [block, col_map] = a.comm().collectively([&] {
+      return detail::add_local<typename Policy::execution_space>(a.local(), a.col_map(), b.local(), b.col_map(),
+                                                                 combine);
+    });
+    return dist_matrix<T, Policy>(detail::assembled_block, a.comm(), a.mapping(), std::move(block), std::move(col_map));
+  } else {
+    auto both = detail::held_triplets(a);
+    const auto more = detail::held_triplets(b);
+    both.rows.insert(both.rows.end(), more.rows.begin(), more.rows.end());
+    both.cols.insert(both.cols.end(), more.cols.begin(), more.cols.end());
+    both.values.insert(both.values.end(), more.values.begin(), more.values.end());
+    // Both sides' entries of a row live on the same rank: assemble in place, folding where both store one.
+    return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), both, combine);
+  }
 }
 
-/// One value per row: `op` folded over the row's stored values (T{} for a row
-/// without entries). The result is split like A's rows. Not collective.
+/// One value per row: `op` folded over the row's stored values in column order (T{} for a row
+/// without entries). The result is split like A's rows. Not collective. `op` is a `T(T, T)`
+/// callable in the execution space, as add's `combine`: with csr storage and whole-row
+/// distributions each row is folded there, by a work item per row.
 template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
 [[nodiscard]] dist_dense<T, Policy> reduce_rows(const dist_matrix<T, Policy>& a, Combine op = {}) {
   dist_dense<T, Policy> out(a.comm(), a.mapping(), 1);
-  const auto entries = local_triplets(a);
-  auto host = Kokkos::create_mirror_view(out.local());
-  std::vector<bool> seen(host.extent(0), false);
-  for (std::size_t k = 0; k < entries.size(); ++k) {
-    const auto r = static_cast<std::size_t>(a.mapping().local_row(entries.rows[k]));
-    host(r, 0) = seen[r] ? op(host(r, 0), entries.values[k]) : entries.values[k];
-    seen[r] = true;
+  if constexpr (std::same_as<typename Policy::storage_type, csr> && whole_row_mapping<typename Policy::mapping_type>) {
+    using exec = typename Policy::execution_space;
+    const auto& block = a.local();
+    const auto folded = out.local();
+    Kokkos::parallel_for("tessera::reduce_rows", Kokkos::RangePolicy<exec>(0, static_cast<std::size_t>(block.rows)),
+                         detail::fold_rows<T, decltype(block.row_ptr), decltype(block.values), decltype(folded), Combine>{
+                             block.row_ptr, block.values, folded, op});
+    exec().fence();
+  } else {
+    const auto entries = local_triplets(a);
+    auto host = Kokkos::create_mirror_view(out.local());
+    std::vector<bool> seen(host.extent(0), false);
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      const auto r = static_cast<std::size_t>(a.mapping().local_row(entries.rows[k]));
+      host(r, 0) = seen[r] ? op(host(r, 0), entries.values[k]) : entries.values[k];
+      seen[r] = true;
+    }
+    Kokkos::deep_copy(out.local(), host);
   }
-  Kokkos::deep_copy(out.local(), host);
   return out;
 }
 
