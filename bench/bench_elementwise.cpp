@@ -1,5 +1,5 @@
-// bench_elementwise: A + A^T (a square A symmetrised: two structures, the same row split) and the
-// row sums of A, one JSON line each. The transpose is made once, outside the timing.
+// bench_elementwise: A + A^T (a square A symmetrised: two structures, the same row split), the
+// row sums and the column sums of A, one JSON line each. The transpose is made once, outside the timing.
 //
 //   mpiexec -n 2 bench_elementwise --rmat 16 [--backend rma|progress|aggregator] [--reps 5]
 #include "support/bench_common.hpp"
@@ -41,6 +41,14 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
       sums.emplace(tessera::reduce_rows(a));
     });
     report("reduce_rows", seconds, a.global_nnz(), tessera::bench::checksum(*sums));
+  }
+  {
+    std::optional<tessera::dist_dense<double, P>> sums;
+    const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] {
+      sums.reset();
+      sums.emplace(tessera::reduce_columns(a));
+    });
+    report("reduce_columns", seconds, a.global_nnz(), tessera::bench::checksum(*sums));
   }
 }
 

@@ -91,8 +91,9 @@ TEST_CASE_TEMPLATE("transpose of a block-diagonal matrix moves no entries", P, p
   test::require_equal(transpose(at), gather_to_all(a));
 }
 
+// csr and csc merge, fold and reduce in the execution space; coo takes the triplet paths.
 TEST_CASE_TEMPLATE("scale, apply, prune, add and the reductions", P, policy<row_block, csr, mpi_rma>,
-                   policy<row_block, csc, aggregator>) {
+                   policy<row_block, csc, aggregator>, policy<row_block, coo, mpi_rma>) {
   const auto& comm = test::world();
   for (const auto& a : inputs<P>(comm)) {
     const auto ref = gather_to_all(a);
@@ -191,6 +192,15 @@ TEST_CASE_TEMPLATE("scale, apply, prune, add and the reductions", P, policy<row_
     auto host_max = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, maxima.local());
     for (std::size_t i = 0; i < host_max.extent(0); ++i)
       CHECK(host_max(i, 0) == expected[static_cast<std::size_t>(maxima.row_begin()) + i]);
+    // Column sums: each rank's partial sums, added at the owner in rank order.
+    const auto column_sums = reduce_columns(a);
+    std::vector<double> sums_expected(static_cast<std::size_t>(ref.cols), 0.0);
+    for (std::size_t e = 0; e < ref.values.size(); ++e) sums_expected[static_cast<std::size_t>(ref.col_idx[e])] += ref.values[e];
+    auto host_column_sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, column_sums.local());
+    for (std::size_t i = 0; i < host_column_sums.extent(0); ++i) {
+      const double want = sums_expected[static_cast<std::size_t>(column_sums.row_begin()) + i];
+      CHECK(std::abs(host_column_sums(i, 0) - want) <= 1e-12 * (1 + std::abs(want)));
+    }
   }
 }
 

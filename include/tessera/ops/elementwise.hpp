@@ -19,6 +19,7 @@
 #include "../matrix/dist_dense.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../matrix/local_triplets.hpp"
+#include "../storage/csc.hpp"
 #include "../storage/csr.hpp"
 #include "detail/add_local.hpp"
 #include "detail/operand_checks.hpp"
@@ -27,6 +28,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tessera {
 
@@ -96,22 +99,23 @@ struct write_kept_entries {
     }
   }
 };
-/// out(r, 0) = `op` folded over row r's values left to right (T{} for a row without entries).
+/// out(s) = `op` folded left to right over the values of segment s, [ptr(s), ptr(s + 1)): a row of
+/// a csr block or a column of a csc one (T{} for an empty segment).
 template <class T, class Ptr, class Val, class Out, class Combine>
-struct fold_rows {
+struct fold_segments {
   Ptr ptr;
   Val val;
   Out out;
   Combine op;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t r) const {
-    auto e = ptr(r);
-    const auto end = ptr(r + 1);
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t s) const {
+    auto e = ptr(s);
+    const auto end = ptr(s + 1);
     T folded{};
     if (e < end) {
       folded = val(e);
       for (++e; e < end; ++e) folded = static_cast<T>(op(folded, val(e)));
     }
-    out(r, 0) = folded;
+    out(s) = folded;
   }
 };
 }  // namespace detail
@@ -273,9 +277,9 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
   if constexpr (std::same_as<typename Policy::storage_type, csr> && whole_row_mapping<typename Policy::mapping_type>) {
     using exec = typename Policy::execution_space;
     const auto& block = a.local();
-    const auto folded = out.local();
+    const auto folded = Kokkos::subview(out.local(), Kokkos::ALL, 0);
     Kokkos::parallel_for("tessera::reduce_rows", Kokkos::RangePolicy<exec>(0, static_cast<std::size_t>(block.rows)),
-                         detail::fold_rows<T, decltype(block.row_ptr), decltype(block.values), decltype(folded), Combine>{
+                         detail::fold_segments<T, decltype(block.row_ptr), decltype(block.values), decltype(folded), Combine>{
                              block.row_ptr, block.values, folded, op});
     exec().fence();
   } else {
@@ -292,24 +296,58 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
   return out;
 }
 
-/// One value per column: `op` folded over the column's stored values on every
-/// rank (T{} for an empty column), as a num_cols x 1 block split evenly by
-/// rows (collective: each rank's partial results go to the column's owner).
-/// If `op` throws on any rank, every rank throws.
-template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
-[[nodiscard]] dist_dense<T, Policy> reduce_columns(const dist_matrix<T, Policy>& a, Combine op = {}) {
-  const stats_scope scope(a.comm(), "reduce_columns");
-  dist_dense<T, Policy> out(a.comm(), a.num_cols(), 1);
-  // `op` is the user's: both folds run inside an agreement, so a throw on one rank is raised on all.
-  const auto partial = a.comm().collectively([&] {
+namespace detail {
+/// This rank's fold of each column it stores, ascending by global column, each column's values
+/// folded in local row order. csr and csc blocks fold in the execution space (a csr block is
+/// regrouped by column first, stably); other storages fold their triplets on the host.
+template <matrix_value T, matrix_policy Policy, class Combine>
+std::vector<std::pair<global_index, T>> column_partials(const dist_matrix<T, Policy>& a, const Combine& op) {
+  using storage = typename Policy::storage_type;
+  std::vector<std::pair<global_index, T>> partial;
+  if constexpr (std::same_as<storage, csr> || std::same_as<storage, csc>) {
+    using exec = typename Policy::execution_space;
+    const auto by_columns = [&] {
+      if constexpr (std::same_as<storage, csc>) return a;
+      else return convert<csc>(a);
+    }();
+    const auto& block = by_columns.local();
+    Kokkos::View<T*, typename Policy::memory_space> folded(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::reduce_columns")), static_cast<std::size_t>(block.cols));
+    Kokkos::parallel_for("tessera::reduce_columns", Kokkos::RangePolicy<exec>(0, static_cast<std::size_t>(block.cols)),
+                         fold_segments<T, decltype(block.col_ptr), decltype(block.values), decltype(folded), Combine>{
+                             block.col_ptr, block.values, folded, op});
+    exec().fence();
+    const auto host_folded = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, folded);
+    const auto host_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, block.col_ptr);
+    const auto host_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, by_columns.col_map());
+    for (std::size_t c = 0; c < host_folded.extent(0); ++c)
+      if (host_ptr(c + 1) > host_ptr(c)) partial.emplace_back(host_map(c), host_folded(c));
+  } else {
     std::map<global_index, T> folded;
     const auto entries = local_triplets(a);
     for (std::size_t k = 0; k < entries.size(); ++k) {
       auto [it, fresh] = folded.try_emplace(entries.cols[k], entries.values[k]);
       if (!fresh) it->second = op(it->second, entries.values[k]);
     }
-    return folded;
-  });
+    partial.assign(folded.begin(), folded.end());
+  }
+  return partial;
+}
+}  // namespace detail
+
+/// One value per column: `op` folded over the column's stored values on every
+/// rank (T{} for an empty column), as a num_cols x 1 block split evenly by
+/// rows (collective: each rank's partial results go to the column's owner,
+/// which folds them in rank order). `op` is a `T(T, T)` callable in the
+/// execution space and on the host, as add's `combine`: with csr and csc storage
+/// each rank folds its columns in the execution space. If `op` throws on any
+/// rank (host execution spaces), every rank throws.
+template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
+[[nodiscard]] dist_dense<T, Policy> reduce_columns(const dist_matrix<T, Policy>& a, Combine op = {}) {
+  const stats_scope scope(a.comm(), "reduce_columns");
+  dist_dense<T, Policy> out(a.comm(), a.num_cols(), 1);
+  // `op` is the user's: both folds run inside an agreement, so a throw on one rank is raised on all.
+  const auto partial = a.comm().collectively([&] { return detail::column_partials(a, op); });
   struct record {
     global_index col;
     T value;
