@@ -196,7 +196,10 @@ int run(const options& o, const tessera::communicator& world) {
     source.generator = &gen;
     source.images = o.inputs;
   } else {
-    layers = spdnn::read_layers<value_type, P>(comm, o.weights, o.neurons, o.layers, row_form);
+    // Data parallelism wants every layer whole on every rank: each file is read by one rank.
+    layers = o.parallel == spdnn::scheme::data
+                 ? spdnn::read_layers_once<value_type, P>(world, comm, o.weights, o.neurons, o.layers, row_form)
+                 : spdnn::read_layers<value_type, P>(comm, o.weights, o.neurons, o.layers, row_form);
     // --inputs bounds the image ids a features file may name (the challenge's 60000 by default), so
     // a stray huge id is an error at its line, not an allocation sized by it.
     feature_lines = spdnn::read_tsv(world, o.features, spdnn::features_layout(o.neurons, o.inputs));

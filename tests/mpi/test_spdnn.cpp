@@ -8,6 +8,7 @@
 #include "spdnn/reference.hpp"
 #include "spdnn/tsv.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -138,6 +139,34 @@ TEST_CASE("the challenge's files written by the generator read back to the same 
     const auto read = spdnn::read_layers<float, P>(world, dir, neurons, layers, row_form);
     REQUIRE(read.size() == generated.size());
     for (std::size_t l = 0; l < read.size(); ++l) test::require_equal(read[l], gather_to_all(generated[l]));
+    // Each rank whole, each file read by one rank and its block sent to the others.
+    const auto self = communicator::duplicate(MPI_COMM_SELF);
+    const auto once = spdnn::read_layers_once<float, P>(world, self, dir, neurons, layers, row_form);
+    REQUIRE(once.size() == generated.size());
+    for (std::size_t l = 0; l < once.size(); ++l) {
+      CHECK(once[l].comm().size() == 1);
+      test::require_equal(once[l], gather_to_all(generated[l]));
+    }
+  }
+  // A malformed layer file read by one rank fails on every rank, naming the file and line; with two
+  // malformed files, the lower layer's.
+  {
+    const auto bad = test::scratch_path("challenge-bad");
+    if (world.rank() == 0) {
+      std::filesystem::create_directories(bad);
+      for (int l = 1; l <= layers; ++l)
+        std::filesystem::copy_file(spdnn::weight_file(dir, neurons, l), fmt::format("{}/n{}-l{}.tsv", bad, neurons, l),
+                                   std::filesystem::copy_options::overwrite_existing);
+    }
+    for (int l : {layers, 2}) write_lines(fmt::format("{}/n{}-l{}.tsv", bad, neurons, l), "1\t2\t0.5\n3\tx\t0.5\n");
+    const auto self = communicator::duplicate(MPI_COMM_SELF);
+    try {
+      (void)spdnn::read_layers_once<float, P>(world, self, bad, neurons, layers, false);
+      FAIL("no exception");
+    } catch (const error& e) {
+      CHECK(e.kind() == error_kind::parse_error);
+      CHECK(e.message().find(fmt::format("n{}-l2.tsv:2: column 'x' is not an integer", neurons)) != std::string::npos);
+    }
   }
   const auto lines = spdnn::read_tsv(world, fmt::format("{}/sparse-images-{}.tsv", dir, neurons),
                                      {3, std::numeric_limits<std::int64_t>::max(), neurons, "image", "neuron"});

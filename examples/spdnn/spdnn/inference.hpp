@@ -38,6 +38,7 @@
 #include <tessera/ops/elementwise.hpp>
 #include <tessera/ops/spgemm.hpp>
 #include <tessera/ops/spmm.hpp>
+#include <tessera/ops/transpose.hpp>
 #include <tessera/storage/csr.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -47,8 +48,11 @@
 #include <bit>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,25 +129,98 @@ inline std::string weight_file(const std::string& dir, int neurons, int layer) {
   return (std::filesystem::path(dir) / name).string();
 }
 
+/// W(l) (row form) or W'(l) read from the challenge's file of layer l, in parallel over comm (collective).
+template <class T, class Policy>
+tessera::dist_matrix<T, Policy> read_layer(const tessera::communicator& comm, const std::string& dir, int neurons,
+                                           int layer, bool row_form) {
+  const auto cols = read_tsv(comm, weight_file(dir, neurons, layer), weights_layout(neurons));
+  // An empty layer would silently kill every image: a file error, not a network.
+  const auto weights = comm.sum(static_cast<std::int64_t>(cols.size()));
+  comm.collectively([&] {
+    TESSERA_REQUIRE(weights > 0, parse_error, "{}:{}: no weights: a layer file holds at least one 'row column value' line",
+                    cols.path, std::max<std::int64_t>(cols.lines, 1));
+  });
+  tessera::triplets<T> t;
+  t.reserve(cols.size());
+  for (std::size_t e = 0; e < cols.size(); ++e)
+    row_form ? t.push_back(cols.first[e], cols.second[e], static_cast<T>(cols.value[e]))
+             : t.push_back(cols.second[e], cols.first[e], static_cast<T>(cols.value[e]));
+  return tessera::build_from_triplets<T, Policy>(comm, neurons, neurons, t);
+}
+
 /// W(l) (row form) or W'(l) for l = 1..L read from the challenge's files, in parallel over comm (collective).
 template <class T, class Policy>
 std::vector<tessera::dist_matrix<T, Policy>> read_layers(const tessera::communicator& comm, const std::string& dir,
                                                          int neurons, int layers, bool row_form) {
   std::vector<tessera::dist_matrix<T, Policy>> out;
+  for (int l = 1; l <= layers; ++l) out.push_back(read_layer<T, Policy>(comm, dir, neurons, l, row_form));
+  return out;
+}
+
+/// The layers whole on each rank of `world`, each on `alone` (a communicator of that rank only: data
+/// parallelism), as read_layers(alone, ...) gives them, with each file read once in all: rank r
+/// reads and assembles layers r + 1, r + 1 + P, ..., and sends each assembled block to the others
+/// (16 bytes per weight instead of parsing the file's 20-odd again on every rank). A malformed file
+/// is reported on every rank: the lowest-numbered layer that failed.
+template <class T, class Policy>
+std::vector<tessera::dist_matrix<T, Policy>> read_layers_once(const tessera::communicator& world,
+                                                              const tessera::communicator& alone, const std::string& dir,
+                                                              int neurons, int layers, bool row_form) {
+  using matrix = tessera::dist_matrix<T, Policy>;
+  const int ranks = world.size();
+  std::vector<std::optional<matrix>> mine(static_cast<std::size_t>(std::max(layers, 0)));
+  std::exception_ptr failure;
+  int failed_layer = std::numeric_limits<int>::max();
+  for (int l = 1 + world.rank(); l <= layers && !failure; l += ranks) {
+    try {
+      mine[static_cast<std::size_t>(l - 1)].emplace(read_layer<T, Policy>(alone, dir, neurons, l, row_form));
+    } catch (...) {
+      failure = std::current_exception();
+      failed_layer = l;
+    }
+  }
+  const int first_failed = world.min(failed_layer);
+  world.collectively([&] {
+    if (failure && failed_layer == first_failed) std::rethrow_exception(failure);
+  });
+
+  std::vector<matrix> out;
+  out.reserve(mine.size());
+  const auto mapping = typename Policy::distribution_type{}.make_mapping(1, neurons, neurons);
   for (int l = 1; l <= layers; ++l) {
-    const auto cols = read_tsv(comm, weight_file(dir, neurons, l), weights_layout(neurons));
-    // An empty layer would silently kill every image: a file error, not a network.
-    const auto weights = comm.sum(static_cast<std::int64_t>(cols.size()));
-    comm.collectively([&] {
-      TESSERA_REQUIRE(weights > 0, parse_error, "{}:{}: no weights: a layer file holds at least one 'row column value' line",
-                      cols.path, std::max<std::int64_t>(cols.lines, 1));
-    });
-    tessera::triplets<T> t;
-    t.reserve(cols.size());
-    for (std::size_t e = 0; e < cols.size(); ++e)
-      row_form ? t.push_back(cols.first[e], cols.second[e], static_cast<T>(cols.value[e]))
-               : t.push_back(cols.second[e], cols.first[e], static_cast<T>(cols.value[e]));
-    out.push_back(tessera::build_from_triplets<T, Policy>(comm, neurons, neurons, t));
+    auto& held = mine[static_cast<std::size_t>(l - 1)];
+    std::vector<tessera::offset_type> ptr;
+    std::vector<tessera::local_index> col;
+    std::vector<T> val;
+    std::vector<tessera::global_index> map;
+    if (held) {
+      const auto& block = held->local();
+      auto to_vector = [](const auto& view) {
+        const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, view);
+        return std::vector<typename decltype(host)::non_const_value_type>(host.data(), host.data() + host.extent(0));
+      };
+      ptr = to_vector(block.row_ptr);
+      col = to_vector(block.col_idx);
+      val = to_vector(block.values);
+      map = to_vector(held->col_map());
+    }
+    const int owner = (l - 1) % ranks;
+    world.broadcast(ptr, owner);
+    world.broadcast(col, owner);
+    world.broadcast(val, owner);
+    world.broadcast(map, owner);
+    if (held) {
+      out.push_back(std::move(*held));
+      continue;
+    }
+    typename matrix::local_block_type block;
+    block.rows = neurons;
+    block.cols = static_cast<tessera::local_index>(map.size());
+    using mem = typename Policy::memory_space;
+    block.row_ptr = tessera::to_view<tessera::offset_type, mem>(ptr, "spdnn::row_ptr");
+    block.col_idx = tessera::to_view<tessera::local_index, mem>(col, "spdnn::col_idx");
+    block.values = tessera::to_view<T, mem>(val, "spdnn::values");
+    out.emplace_back(alone, mapping, std::move(block), tessera::to_view<tessera::global_index, mem>(map, "spdnn::col_map"));
   }
   return out;
 }
@@ -209,22 +286,23 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   }
   // Data parallelism: this rank's images, on its own communicator.
   p.first_image = mine_first;
-  tessera::triplets<T> t;
   if (source.generator != nullptr) {
-    t = generated_image_entries<T>(*source.generator, mine_first, mine_count, -mine_first, row_form);
-  } else {
-    // Lines were read wherever they fell: route them to their image's rank first.
-    tessera::triplets<T> by_image;
-    for (std::size_t e = 0; e < source.file->size(); ++e)
-      by_image.push_back(source.file->first[e], source.file->second[e], static_cast<T>(source.file->value[e]));
-    const auto routed = tessera::build_from_triplets<T, Policy>(world, images, neurons, by_image);
-    const auto local = tessera::local_triplets(routed);
-    for (std::size_t e = 0; e < local.size(); ++e)
-      row_form ? t.push_back(local.rows[e] - mine_first, local.cols[e], local.values[e])
-               : t.push_back(local.cols[e], local.rows[e] - mine_first, local.values[e]);
+    const auto t = generated_image_entries<T>(*source.generator, mine_first, mine_count, -mine_first, row_form);
+    p.features.push_back(row_form ? tessera::build_from_triplets<T, Policy>(comm, mine_count, neurons, t)
+                                  : tessera::build_from_triplets<T, Policy>(comm, neurons, mine_count, t));
+    return p;
   }
-  p.features.push_back(row_form ? tessera::build_from_triplets<T, Policy>(comm, mine_count, neurons, t)
-                                : tessera::build_from_triplets<T, Policy>(comm, neurons, mine_count, t));
+  // Lines were read wherever they fell: route them to their image's rank, assembled by image. That
+  // block (this rank's images in order, their neurons) is the row form on `comm` as it stands; the
+  // other form is its transpose there. One assembly, not a second one from triplets.
+  tessera::triplets<T> by_image;
+  by_image.reserve(source.file->size());
+  for (std::size_t e = 0; e < source.file->size(); ++e)
+    by_image.push_back(source.file->first[e], source.file->second[e], static_cast<T>(source.file->value[e]));
+  const auto routed = tessera::build_from_triplets<T, Policy>(world, images, neurons, by_image);
+  tessera::dist_matrix<T, Policy> mine(comm, typename Policy::distribution_type{}.make_mapping(1, mine_count, neurons),
+                                       routed.local(), routed.col_map());
+  p.features.push_back(row_form ? std::move(mine) : tessera::transpose(mine));
   return p;
 }
 
