@@ -12,6 +12,8 @@
 #include "../../core/index_types.hpp"
 #include "../triplets.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -60,17 +62,28 @@ struct compact_entry_record {
   }
 };
 
-/// The entries of received buckets of `Record`s, in the order of their source ranks.
+/// The entries of received buckets of `Record`s, in the order of their source ranks, with `kept`
+/// (this rank's own entries, which never went through the buckets) after those of rank `me`.
 template <class T, class Record = entry_record<T>>
-triplets<T> read_entries(const buckets<std::byte>& incoming) {
+triplets<T> read_entries(const buckets<std::byte>& incoming, int me = 0, const triplets<T>& kept = {}) {
   using record = Record;
   triplets<T> out;
   const std::size_t count = incoming.data.size() / record::size;
-  out.rows.resize(count);
-  out.cols.resize(count);
-  out.values.resize(count);
-  for (std::size_t k = 0; k < count; ++k)
+  const std::size_t before =
+      kept.size() == 0 ? count : incoming.offsets[static_cast<std::size_t>(me) + 1] / record::size;
+  const std::size_t total = count + kept.size();
+  out.rows.resize(total);
+  out.cols.resize(total);
+  out.values.resize(total);
+  for (std::size_t k = 0; k < before; ++k)
     record::read(incoming.data.data() + k * record::size, out.rows[k], out.cols[k], out.values[k]);
+  std::copy(kept.rows.begin(), kept.rows.end(), out.rows.begin() + static_cast<std::ptrdiff_t>(before));
+  std::copy(kept.cols.begin(), kept.cols.end(), out.cols.begin() + static_cast<std::ptrdiff_t>(before));
+  std::copy(kept.values.begin(), kept.values.end(), out.values.begin() + static_cast<std::ptrdiff_t>(before));
+  for (std::size_t k = before; k < count; ++k) {
+    const std::size_t at = k + kept.size();
+    record::read(incoming.data.data() + k * record::size, out.rows[at], out.cols[at], out.values[at]);
+  }
   return out;
 }
 
@@ -83,6 +96,8 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
                             std::span<const T> values) {
   using record = entry_record<T>;
   const std::size_t n = values.size();
+  const int me = comm.rank();
+  triplets<T> kept;  // this rank's own entries: copied once, not packed, exchanged and unpacked
   buckets<std::byte> outgoing = comm.collectively([&] {
     bucket_builder<std::byte> builder(comm.size());
     if constexpr (replicated_mapping<Mapping>) {
@@ -95,13 +110,17 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
           record::write(builder.claim(r, record::size), rows[k], cols[k], values[k]);
     } else {
       std::vector<int> dest(n);
+      std::size_t staying = 0;
       for (std::size_t k = 0; k < n; ++k) {
         dest[k] = mapping.owner(rows[k], cols[k]);
-        builder.count(dest[k], record::size);
+        if (dest[k] == me) ++staying;
+        else builder.count(dest[k], record::size);
       }
       builder.allocate();
+      kept.reserve(staying);
       for (std::size_t k = 0; k < n; ++k)
-        record::write(builder.claim(dest[k], record::size), rows[k], cols[k], values[k]);
+        if (dest[k] == me) kept.push_back(rows[k], cols[k], values[k]);
+        else record::write(builder.claim(dest[k], record::size), rows[k], cols[k], values[k]);
     }
     return std::move(builder).finish();
   });
@@ -109,7 +128,7 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
   buckets<std::byte> incoming = backend.exchange(comm, outgoing);
   outgoing = {};
 
-  return comm.collectively([&] { return read_entries<T>(incoming); });
+  return comm.collectively([&] { return read_entries<T>(incoming, me, kept); });
 }
 
 }  // namespace tessera::detail
