@@ -98,14 +98,25 @@ TEST_CASE("a user-given combine replaces the sum") {
 TEST_CASE("duplicates fold in rank order, each rank's in its own order, its own entries included") {
   // combine::any keeps the first: the order assembly sees must be rank 0's entries, then rank 1's,
   // ..., wherever the entries were held; each rank's own entries skip the buckets (route.hpp).
-  for (unsigned seed : {21u, 22u, 23u}) {
-    auto mine = random_triplets<double>(7, 5, 60, seed);
-    for (std::size_t k = 0; k < mine.size(); ++k) mine.values[k] = 1000.0 * test::world().rank() + static_cast<double>(k);
-    const auto a = build_from_triplets<double, test::csr_policy, combine::any>(
-        test::world(), 7, 5, mine, build_options<test::csr_policy, combine::any>{});
-    const auto reference = host_csr<double>::from_triplets(7, 5, all_triplets(mine), [](double x, double) { return x; });
-    test::require_equal(a, reference);
-  }
+  // Spread entries (most go elsewhere) and entries mostly in the rank's own rows (most stay: the
+  // path that skips the buckets), both with duplicates within and across ranks.
+  const auto& comm = test::world();
+  const global_index rows = 4 * comm.size(), cols = 3;
+  const row_block::mapping split(comm.size(), rows, cols);
+  for (unsigned seed : {21u, 22u, 23u})
+    for (bool mostly_own : {false, true}) {
+      auto mine = random_triplets<double>(rows, cols, 60, seed);
+      for (std::size_t k = 0; k < mine.size(); ++k) {
+        if (mostly_own && k % 8 != 0)
+          mine.rows[k] = split.row_begin(comm.rank()) + mine.rows[k] % (split.row_end(comm.rank()) - split.row_begin(comm.rank()));
+        mine.values[k] = 1000.0 * comm.rank() + static_cast<double>(k);
+      }
+      const auto a = build_from_triplets<double, test::csr_policy, combine::any>(
+          comm, rows, cols, mine, build_options<test::csr_policy, combine::any>{});
+      const auto reference =
+          host_csr<double>::from_triplets(rows, cols, all_triplets(mine), [](double x, double) { return x; });
+      test::require_equal(a, reference);
+    }
 }
 
 TEST_CASE("rows balanced by nonzeros combine duplicates sent from every rank once") {
