@@ -22,6 +22,7 @@
 #include "../storage/csc.hpp"
 #include "../storage/csr.hpp"
 #include "detail/add_local.hpp"
+#include "detail/row_offsets_scan.hpp"
 #include "detail/operand_checks.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -62,21 +63,6 @@ struct count_kept_entries {
     out_ptr(r + 1) = kept;
   }
 };
-
-/// ptr(r) = ptr(0) + ... + ptr(r) in place (counts at r + 1 become row offsets); returns the total.
-/// Not templated on the user's callable, so its KOKKOS_LAMBDA is allowed (see apply_values).
-template <class Exec, class Mem>
-offset_type inclusive_scan_in_place(const Kokkos::View<offset_type*, Mem>& ptr) {
-  offset_type total = 0;
-  Kokkos::parallel_scan(
-      "tessera::apply_drop_zeros::scan", Kokkos::RangePolicy<Exec>(0, ptr.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t r, offset_type& running, const bool final) {
-        running += ptr(r);
-        if (final) ptr(r) = running;
-      },
-      total);
-  return total;
-}
 
 /// The kept entries of row r, with values f(value), from out_ptr(r) on.
 template <class T, class Ptr, class InCol, class InVal, class OutCol, class OutVal, class F>
@@ -191,7 +177,7 @@ csr_block<T, Mem> apply_drop_zeros_local(const csr_block<T, Mem>& in, const F& f
   Kokkos::parallel_for("tessera::apply_drop_zeros::count", Kokkos::RangePolicy<exec>(0, rows),
                        detail::count_kept_entries<T, decltype(in_ptr), decltype(in_val), decltype(ptr), F>{
                            in_ptr, in_val, ptr, f});
-  const offset_type total = inclusive_scan_in_place<exec, mem>(ptr);
+  const offset_type total = inclusive_scan_in_place<exec, mem>(ptr, "tessera::apply_drop_zeros::scan");
   csr_block<T, mem> out{in.rows, in.cols, ptr,
                         Kokkos::View<local_index*, mem>("tessera::apply_drop_zeros::col_idx", static_cast<std::size_t>(total)),
                         Kokkos::View<T*, mem>("tessera::apply_drop_zeros::values", static_cast<std::size_t>(total))};

@@ -11,6 +11,7 @@
 #include "../../core/index_types.hpp"
 #include "../../kernels/sorted_search.hpp"
 #include "../../storage/csr.hpp"
+#include "row_offsets_scan.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -73,9 +74,9 @@ merged_column_maps<Mem> merge_column_maps(const Kokkos::View<const global_index*
   return out;
 }
 
-/// Row offsets of A + B: each row's length is its two sorted lists' union (columns in C's map).
+/// ptr(r + 1) = the length of row r of A + B: its two sorted lists' union (columns in C's map).
 template <class Exec, class T, class Mem>
-Kokkos::View<offset_type*, Mem> merged_row_offsets(const csr_block<T, Mem>& a, const csr_block<T, Mem>& b,
+Kokkos::View<offset_type*, Mem> merged_row_counts(const csr_block<T, Mem>& a, const csr_block<T, Mem>& b,
                                                    const merged_column_maps<Mem>& columns) {
   const auto rows = static_cast<std::size_t>(a.rows);
   Kokkos::View<offset_type*, Mem> ptr("tessera::add::row_ptr", rows + 1);
@@ -96,12 +97,6 @@ Kokkos::View<offset_type*, Mem> merged_row_offsets(const csr_block<T, Mem>& a, c
           ++length;
         }
         ptr(r + 1) = length + (end_a - ia) + (end_b - ib);
-      });
-  Kokkos::parallel_scan(
-      "tessera::add::scan", Kokkos::RangePolicy<Exec>(0, rows + 1),
-      KOKKOS_LAMBDA(const std::size_t r, offset_type& running, const bool final) {
-        running += ptr(r);
-        if (final) ptr(r) = running;
       });
   return ptr;
 }
@@ -151,9 +146,8 @@ std::pair<csr_block<T, Mem>, Kokkos::View<global_index*, Mem>> add_local(const c
                                                                          const Kokkos::View<global_index*, Mem>& b_map,
                                                                          const Combine& combine) {
   const auto columns = merge_column_maps<Exec, Mem>(a_map, b_map);
-  const auto ptr = merged_row_offsets<Exec>(a, b, columns);
-  offset_type total = 0;
-  Kokkos::deep_copy(total, Kokkos::subview(ptr, static_cast<std::size_t>(a.rows)));
+  const auto ptr = merged_row_counts<Exec>(a, b, columns);
+  const offset_type total = inclusive_scan_in_place<Exec, Mem>(ptr, "tessera::add::scan");
   csr_block<T, Mem> c{a.rows, static_cast<local_index>(columns.map.extent(0)), ptr,
                       Kokkos::View<local_index*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::add::col_idx")),
                                                       static_cast<std::size_t>(total)),
