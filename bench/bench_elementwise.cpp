@@ -1,5 +1,7 @@
 // bench_elementwise: A + A^T (a square A symmetrised: two structures, the same row split), the
-// row sums and the column sums of A, one JSON line each. The transpose is made once, outside the timing.
+// row sums and the column sums of A, and A without its values below 1.5 (prune: R-MAT keeps its
+// repeated edges, the Laplacian its diagonal), one JSON line each. The transpose is made once,
+// outside the timing.
 //
 //   mpiexec -n 2 bench_elementwise --rmat 16 [--backend rma|progress|aggregator] [--reps 5]
 #include "support/bench_common.hpp"
@@ -7,6 +9,11 @@
 #include <optional>
 
 namespace {
+
+// prune's predicate: a functor at namespace scope, so that it is callable in any execution space.
+struct below_one_and_a_half {
+  KOKKOS_INLINE_FUNCTION bool operator()(const double v) const { return v < 1.5; }
+};
 
 template <class Backend>
 void run(const tessera::communicator& comm, const tessera::bench::args& args) {
@@ -49,6 +56,14 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args) {
       sums.emplace(tessera::reduce_columns(a));
     });
     report("reduce_columns", seconds, a.global_nnz(), tessera::bench::checksum(*sums));
+  }
+  {
+    std::optional<tessera::dist_matrix<double, P>> kept;
+    const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] {
+      kept.reset();
+      kept.emplace(tessera::prune(a, below_one_and_a_half{}));
+    });
+    report("prune", seconds, kept->global_nnz(), tessera::bench::checksum(*kept));
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <utility>
 
 using namespace tessera;
@@ -116,6 +117,23 @@ TEST_CASE_TEMPLATE("scale, apply, prune, add and the reductions", P, policy<row_
           kept.push_back(i, ref.col_idx[static_cast<std::size_t>(e)], ref.values[static_cast<std::size_t>(e)]);
     test::require_equal(pruned, host_csr<double>::from_triplets(ref.rows, ref.cols, kept));
     CHECK(pruned.mapping().row_offsets() == a.mapping().row_offsets());
+    // The column map lists exactly the columns the kept entries of this rank use, ascending.
+    {
+      std::set<global_index> used;
+      for (const auto c : local_triplets(pruned).cols) used.insert(c);
+      const auto map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, pruned.col_map());
+      CHECK(std::vector<global_index>(map.data(), map.data() + map.extent(0)) ==
+            std::vector<global_index>(used.begin(), used.end()));
+    }
+    // A predicate of the execution space; nothing dropped keeps every entry and column.
+    comm.stats().reset();
+    const auto all_kept = prune(a, KOKKOS_LAMBDA(const double v) { return v != v; });
+    CHECK(comm.stats().total() == traffic{});
+    test::require_equal(all_kept, ref);
+    CHECK(all_kept.col_map().extent(0) == a.col_map().extent(0));
+    const auto none_kept = prune(a, KOKKOS_LAMBDA(const double) { return true; });
+    CHECK(none_kept.global_nnz() == 0);
+    CHECK(none_kept.col_map().extent(0) == 0);
 
     if constexpr (std::same_as<typename P::storage_type, csr>) {
       // The fused form: f applied and its zeros dropped in one pass, as SpDNN's activation does.

@@ -21,6 +21,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_COMM_MPI_MEMORY_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "backend_traits.hpp"
 #include "segment.hpp"
 
@@ -67,7 +68,7 @@ auto mpi_buffer_for(const View& view) {
 template <class View, class Buffer>
   requires Kokkos::is_view<View>::value && Kokkos::is_view<Buffer>::value
 void copy_from_mpi(const View& view, const Buffer& buffer) {
-  if constexpr (!std::is_same_v<typename View::memory_space, typename Buffer::memory_space>) Kokkos::deep_copy(view, buffer);
+  if constexpr (!std::is_same_v<typename View::memory_space, typename Buffer::memory_space>) tessera::detail::deep_copy(view, buffer);
 }
 
 /// Before MPI reads memory that kernels on `exec` wrote (a staged window, a put's source): those

@@ -11,6 +11,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_BUCKET_SORT_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../core/device_algorithms.hpp"
 #include "../core/index_types.hpp"
 #include "sort_rows.hpp"
@@ -116,7 +117,7 @@ void atomic_scatter(const ExecSpace& exec, local_index num_groups, const Kokkos:
                         });
   Kokkos::View<offset_type*, MemorySpace> cursor(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::group_cursor"),
                                                  static_cast<std::size_t>(num_groups));
-  Kokkos::deep_copy(exec, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, static_cast<std::size_t>(num_groups))));
+  tessera::detail::deep_copy(exec, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, static_cast<std::size_t>(num_groups))));
   Kokkos::parallel_for("tessera::group_scatter", range(exec, 0, n), KOKKOS_LAMBDA(const offset_type i) {
     const offset_type slot = Kokkos::atomic_fetch_add(&cursor(primary(i)), offset_type{1});
     tags(slot) = tagged_key<Key>{secondary(i), i};
@@ -353,7 +354,7 @@ template <class ExecSpace, class MemorySpace>
 offset_type grouped_entries_count(const ExecSpace& exec, const Kokkos::View<const offset_type*, MemorySpace>& ptr) {
   offset_type n = 0;
   exec.fence();
-  Kokkos::deep_copy(n, Kokkos::subview(ptr, ptr.extent(0) - 1));
+  tessera::detail::deep_copy(n, Kokkos::subview(ptr, ptr.extent(0) - 1));
   return n;
 }
 

@@ -7,6 +7,8 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_GATHER_ROWS_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -35,10 +37,10 @@ void gather_rows_to_host(const Src& src, const Rows& rows, const HostOut& out) {
     ExecSpace().fence();
   } else {
     const Kokkos::View<typename Src::non_const_value_type**, Kokkos::LayoutRight, typename Src::memory_space> packed(
-        Kokkos::view_alloc(std::string("tessera::gather_rows::packed"), Kokkos::WithoutInitializing), rows.extent(0),
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::gather_rows::packed")), rows.extent(0),
         src.extent(1));
     gather_rows<ExecSpace>(src, rows, packed);
-    Kokkos::deep_copy(out, packed);
+    tessera::detail::deep_copy(out, packed);
   }
 }
 

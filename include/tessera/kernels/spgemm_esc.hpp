@@ -11,6 +11,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPGEMM_ESC_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../core/index_types.hpp"
 #include "sort_rows.hpp"
 
@@ -106,7 +107,7 @@ offset_type esc_count_products(const ExecSpace& exec, const esc_operands<T, Memo
         if (final && i == n - 1) offsets(n) = running;
       });
   offset_type total = 0;
-  Kokkos::deep_copy(exec, total, Kokkos::subview(offsets, static_cast<std::size_t>(n)));
+  tessera::detail::deep_copy(exec, total, Kokkos::subview(offsets, static_cast<std::size_t>(n)));
   exec.fence();
   return total;
 }

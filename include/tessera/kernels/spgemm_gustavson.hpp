@@ -24,6 +24,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPGEMM_GUSTAVSON_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../core/huge_pages.hpp"
 #include "../core/index_types.hpp"
 #include "sort_rows.hpp"
@@ -138,7 +139,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
 
   gustavson_result<T, MemorySpace> out;
   out.row_ptr = Kokkos::View<offset_type*, MemorySpace>(
-      Kokkos::view_alloc(std::string("tessera::spgemm::row_ptr"), Kokkos::WithoutInitializing),
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spgemm::row_ptr")),
       static_cast<std::size_t>(rows) + 1);
   advise_huge_pages(out.row_ptr.data(), out.row_ptr.span() * sizeof(offset_type));
 
@@ -148,8 +149,8 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   Kokkos::Experimental::UniqueToken<ExecSpace> token(exec);
   const auto threads = static_cast<std::size_t>(token.size());
   Kokkos::View<local_index*, MemorySpace> marker(
-      Kokkos::view_alloc(std::string("tessera::spgemm::marker"), Kokkos::WithoutInitializing), threads * w);
-  Kokkos::deep_copy(exec, marker, local_index{-1});
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spgemm::marker")), threads * w);
+  tessera::detail::deep_copy(exec, marker, local_index{-1});
   const detail::gustavson_products<T, MemorySpace> products{op};
   const auto row_ptr = out.row_ptr;
 
@@ -179,7 +180,7 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   // The columns C uses (any thread saw them) and their positions among them: C's column map
   // keeps global order because accumulator columns are numbered in it.
   Kokkos::View<local_index*, MemorySpace> position(
-      Kokkos::view_alloc(std::string("tessera::spgemm::position"), Kokkos::WithoutInitializing), w + 1);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spgemm::position")), w + 1);
   Kokkos::parallel_scan(
       "tessera::spgemm::used", policy(exec, 0, width + 1),
       [=](const local_index u, local_index& running, const bool final) {
@@ -191,16 +192,16 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
       });
   offset_type nnz = 0;
   local_index used = 0;
-  Kokkos::deep_copy(exec, nnz, Kokkos::subview(row_ptr, static_cast<std::size_t>(rows)));
+  tessera::detail::deep_copy(exec, nnz, Kokkos::subview(row_ptr, static_cast<std::size_t>(rows)));
   exec.fence();
   {
     local_index tail = 0;
-    Kokkos::deep_copy(exec, tail, Kokkos::subview(position, w));
+    tessera::detail::deep_copy(exec, tail, Kokkos::subview(position, w));
     exec.fence();
     used = tail < 0 ? -1 - tail : tail;  // u = width is never seen: -1 - (count of used columns)
   }
   out.used = Kokkos::View<local_index*, MemorySpace>(
-      Kokkos::view_alloc(std::string("tessera::spgemm::used"), Kokkos::WithoutInitializing),
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spgemm::used")),
       static_cast<std::size_t>(used));
   const auto used_cols = out.used;
   Kokkos::parallel_for(
@@ -211,10 +212,10 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
   // Numeric: accumulate each row, collect its columns where C's row goes, sort them there,
   // then write values and compressed columns.
   out.col_idx = Kokkos::View<local_index*, MemorySpace>(
-      Kokkos::view_alloc(std::string("tessera::spgemm::col_idx"), Kokkos::WithoutInitializing),
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spgemm::col_idx")),
       static_cast<std::size_t>(nnz));
   out.values = Kokkos::View<T*, MemorySpace>(
-      Kokkos::view_alloc(std::string("tessera::spgemm::values"), Kokkos::WithoutInitializing),
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spgemm::values")),
       static_cast<std::size_t>(nnz));
   // C is written once, row by row: fault it in 2 MiB pages.
   advise_huge_pages(out.col_idx.data(), out.col_idx.span() * sizeof(local_index));
@@ -231,9 +232,9 @@ gustavson_result<T, MemorySpace> gustavson(const ExecSpace& exec, const gustavso
     if constexpr (from_identity) return static_cast<T>(ring.template identity<T>());
     else return T{};
   }();
-  Kokkos::View<T*, MemorySpace> accumulator(Kokkos::view_alloc(std::string("tessera::spgemm::accumulator"), Kokkos::WithoutInitializing),
+  Kokkos::View<T*, MemorySpace> accumulator(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spgemm::accumulator")),
                                             threads * w);
-  Kokkos::deep_copy(exec, accumulator, identity);
+  tessera::detail::deep_copy(exec, accumulator, identity);
   // Rows long against the column space (R-MAT's) are not sorted: a per-thread bitmap of the row's
   // columns is read back in order (a word per 64 columns, then one step per entry). Sorting them
   // took most of an R-MAT product.

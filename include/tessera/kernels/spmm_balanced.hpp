@@ -17,6 +17,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPMM_BALANCED_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../core/device_algorithms.hpp"
 #include "../core/index_types.hpp"
 #include "spmm_rows.hpp"
@@ -70,7 +71,7 @@ struct spmm_row_schedule {
           if (final && i + 1 == n) before(n) = sum;
         });
     std::uint64_t total = 0;
-    Kokkos::deep_copy(total, Kokkos::subview(before, n));
+    tessera::detail::deep_copy(total, Kokkos::subview(before, n));
     s.slots = static_cast<std::size_t>(total >> 32);
     s.splits = static_cast<std::size_t>(total & 0xffffffffu);
     s.segments = n + s.slots - s.splits;

@@ -8,6 +8,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_CONVERT_TILES_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../core/runtime_lifetime.hpp"
 #include "../comm/buckets.hpp"
 #include "../comm/personalised_exchange.hpp"
@@ -114,7 +115,7 @@ template <matrix_policy TilePolicy, class T, matrix_policy Policy>
   std::vector<std::size_t> local_of(shape.num_nonzero_tiles(), 0);
   for (std::size_t k = 0; k < tiles.num_tiles(); ++k) local_of[tiles.index[k]] = k;
   auto host = Kokkos::create_mirror_view(tiles.values);
-  Kokkos::deep_copy(host, T{0});
+  tessera::detail::deep_copy(host, T{0});
   for (const auto& e : received.data) {
     const std::size_t ti = rows.tile_of(e.row), tj = cols.tile_of(e.col);
     const std::size_t k = local_of[shape.find(ti, tj)];
@@ -122,7 +123,7 @@ template <matrix_policy TilePolicy, class T, matrix_policy Policy>
     host(tiles.offset[k] + static_cast<std::size_t>(e.row - rows.begin(ti)) +
          static_cast<std::size_t>(e.col - cols.begin(tj)) * m) = e.value;
   }
-  Kokkos::deep_copy(tiles.values, host);
+  tessera::detail::deep_copy(tiles.values, host);
   shape = detail::refresh_norms(comm, mapping, shape, tiles);
   return dist_matrix<T, TilePolicy>(
       comm, mapping, typename TilePolicy::storage_type::template block<T, memory>(std::move(tiles), std::move(shape)));

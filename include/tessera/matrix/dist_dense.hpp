@@ -6,6 +6,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_DIST_DENSE_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "detail/same_mapping.hpp"
 #include "../comm/communicator.hpp"
 #include "../concepts/distribution.hpp"
@@ -105,10 +106,10 @@ class dist_dense {
       const global_index row = global_row(static_cast<global_index>(i));
       for (std::size_t j = 0; j < host.extent(1); ++j) host(i, j) = f(row, static_cast<global_index>(j));
     }
-    Kokkos::deep_copy(local_, host);
+    tessera::detail::deep_copy(local_, host);
   }
   /// Set every entry to `value` (not collective).
-  void fill(T value) { Kokkos::deep_copy(local_, value); }
+  void fill(T value) { tessera::detail::deep_copy(local_, value); }
 
   [[nodiscard]] global_index num_rows() const noexcept { return mapping_.global_rows(); }
   [[nodiscard]] global_index num_vectors() const noexcept { return mapping_.global_cols(); }

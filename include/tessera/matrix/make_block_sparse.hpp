@@ -8,6 +8,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_MAKE_BLOCK_SPARSE_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../comm/communicator.hpp"
 #include "../comm/mpi_check.hpp"
 #include "../concepts/backend.hpp"
@@ -212,7 +213,7 @@ template <class T, matrix_policy Policy, class Pattern, class Values>
       for (global_index j = cols.begin(tj); j < cols.end(tj); ++j)
         for (global_index i = rows.begin(ti); i < rows.end(ti); ++i) host(e++) = static_cast<T>(value(i, j));
     }
-    Kokkos::deep_copy(t.values, host);
+    tessera::detail::deep_copy(t.values, host);
     return std::pair{std::move(s), std::move(t)};
   });
   shape = detail::refresh_norms(comm, mapping, shape, tiles);

@@ -8,6 +8,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_SHARE_ON_NODE_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../comm/node_shared_array.hpp"
 #include "make_block_sparse.hpp"
 
@@ -38,7 +39,7 @@ template <class T, matrix_policy Policy>
   auto memory = std::make_shared<node_shared_array<T>>(a.comm(), a.local().num_elements(), ranks_per_node);
   auto tiles = a.local();
   tiles.values = Kokkos::View<T*, memory_space>(memory->local().data(), memory->local().size());
-  Kokkos::deep_copy(tiles.values, a.local().values);
+  tessera::detail::deep_copy(tiles.values, a.local().values);
   tiles.node_shared = std::move(memory);
   return dist_matrix<T, Policy>(a.comm(), a.mapping(), std::move(tiles));
 }

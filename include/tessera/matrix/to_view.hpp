@@ -6,6 +6,8 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_MATRIX_TO_VIEW_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <string>
@@ -17,10 +19,10 @@ namespace tessera {
 template <class T, class MemorySpace>
 [[nodiscard]] Kokkos::View<T*, MemorySpace> to_view(const std::vector<T>& host, const char* label) {
   // Every element is written below: no zero-fill first (it was a tenth of a Laplacian SpGEMM).
-  Kokkos::View<T*, MemorySpace> v(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), host.size());
+  Kokkos::View<T*, MemorySpace> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), host.size());
   auto mirror = Kokkos::create_mirror_view(v);
   for (std::size_t i = 0; i < host.size(); ++i) mirror(i) = host[i];
-  Kokkos::deep_copy(v, mirror);
+  tessera::detail::deep_copy(v, mirror);
   return v;
 }
 

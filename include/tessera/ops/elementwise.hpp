@@ -8,6 +8,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_ELEMENTWISE_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../core/runtime_lifetime.hpp"
 #include "../comm/communicator.hpp"
 #include "../concepts/backend.hpp"
@@ -22,6 +23,7 @@
 #include "../storage/csc.hpp"
 #include "../storage/csr.hpp"
 #include "detail/add_local.hpp"
+#include "detail/prune_local.hpp"
 #include "detail/row_offsets_scan.hpp"
 #include "detail/operand_checks.hpp"
 
@@ -146,7 +148,13 @@ template <matrix_value T, matrix_policy Policy>
 
 /// A without the entries for which `drop(value)` is true (collective: the
 /// global count changes, and columns nobody references leave the column map).
-/// `drop` runs on the host; if it throws on any rank, every rank throws.
+///
+/// `drop` runs in the policy's execution space, as apply's `f` does: a KOKKOS_LAMBDA or a functor
+/// with a KOKKOS_INLINE_FUNCTION call operator (a plain lambda works on host spaces). With csr
+/// storage each rank prunes its block there (a count, a scan, a write, and the column map
+/// renumbered; nothing is sent); other storages go through their entries on the host. If `drop`
+/// throws on any rank (host spaces that run kernels on the calling thread only: on OpenMP an
+/// exception inside a kernel ends the program, device code cannot throw), every rank throws.
 template <matrix_value T, matrix_policy Policy, class Predicate>
   requires std::predicate<const Predicate&, const T&>
 [[nodiscard]] dist_matrix<T, Policy> prune(const dist_matrix<T, Policy>& a, Predicate drop) {
@@ -154,13 +162,19 @@ template <matrix_value T, matrix_policy Policy, class Predicate>
   static_assert(!tile_storage<typename Policy::storage_type>,
                 "tessera::prune works on element storages (csr, csc, coo, a user's); a tile-stored matrix goes "
                 "through to_elements<Policy>(A) first (matrix/convert_tiles.hpp)");
-  auto kept = a.comm().collectively([&] {
-    auto entries = detail::held_triplets(a);
-    entries.retain([&](global_index, global_index, const T& v) { return !drop(v); });
-    return entries;
-  });
-  // Every entry stays on its rank, under A's row split.
-  return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), kept, combine::any{});
+  if constexpr (std::same_as<typename Policy::storage_type, csr>) {
+    auto [block, col_map] = a.comm().collectively(
+        [&] { return detail::prune_local<typename Policy::execution_space>(a.local(), a.col_map(), drop); });
+    return dist_matrix<T, Policy>(detail::assembled_block, a.comm(), a.mapping(), std::move(block), std::move(col_map));
+  } else {
+    auto kept = a.comm().collectively([&] {
+      auto entries = detail::held_triplets(a);
+      entries.retain([&](global_index, global_index, const T& v) { return !drop(v); });
+      return entries;
+    });
+    // Every entry stays on its rank, under A's row split.
+    return detail::assemble_owned<T, Policy>(a.comm(), a.mapping(), kept, combine::any{});
+  }
 }
 
 namespace detail {
@@ -277,7 +291,7 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
       host(r, 0) = seen[r] ? op(host(r, 0), entries.values[k]) : entries.values[k];
       seen[r] = true;
     }
-    Kokkos::deep_copy(out.local(), host);
+    tessera::detail::deep_copy(out.local(), host);
   }
   return out;
 }
@@ -351,7 +365,7 @@ template <matrix_value T, matrix_policy Policy, class Combine = combine::sum>
       host(i, 0) = seen[i] ? op(host(i, 0), r.value) : r.value;
       seen[i] = true;
     }
-    Kokkos::deep_copy(out.local(), host);
+    tessera::detail::deep_copy(out.local(), host);
   });
   return out;
 }

@@ -42,6 +42,13 @@ namespace tessera {
 
 namespace detail {
 
+/// A valued mask's explicit zeros: what prune drops from it before it selects (a functor, callable
+/// in any execution space).
+template <class T>
+struct is_zero {
+  KOKKOS_INLINE_FUNCTION bool operator()(const T& v) const { return v == T{0}; }
+};
+
 /// `c` without the entries `mask` selects (same row split; not communicating beyond the agreement).
 template <matrix_value T, matrix_policy Policy>
 dist_matrix<T, Policy> drop_selected(const dist_matrix<T, Policy>& c, const dist_matrix<T, Policy>& mask,
@@ -142,7 +149,7 @@ dist_matrix<T, Policy> product(const dist_matrix<T, Policy>& a, const dist_matri
                          *mask, options.mask);
   }
   if (options.mask == mask_kind::values) {
-    const auto selecting = prune(*mask, [](const T& v) { return v == T{0}; });
+    const auto selecting = prune(*mask, detail::is_zero<T>{});
     return multiply_any(a, b, &selecting, options, plan);
   }
   return multiply_any(a, b, mask, options, plan);

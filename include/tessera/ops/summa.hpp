@@ -11,6 +11,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SUMMA_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../comm/communicator.hpp"
 #include "../comm/shared_context.hpp"
 #include "../comm/mpi_memory.hpp"
@@ -192,7 +193,7 @@ class summa_plan {
     if (beta != T{0}) {
       const auto old_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.local().values);
       auto host = Kokkos::create_mirror_view(tiles.values);
-      Kokkos::deep_copy(host, T{0});
+      tessera::detail::deep_copy(host, T{0});
       for (std::size_t k = 0; k < c.local().num_tiles(); ++k) {
         const auto& t = c.shape().tiles()[c.local().index[k]];
         const std::size_t pos = c_shape_.find(static_cast<std::size_t>(t.row), static_cast<std::size_t>(t.col));
@@ -201,10 +202,10 @@ class summa_plan {
         for (std::size_t e = 0; e < c.local().offset[k + 1] - c.local().offset[k]; ++e)
           host(tiles.offset[to] + e) = beta * old_host(c.local().offset[k] + e);
       }
-      Kokkos::deep_copy(tiles.values, host);
+      tessera::detail::deep_copy(tiles.values, host);
     }
-    Kokkos::deep_copy(a_stage_.local(), a.local().values);
-    Kokkos::deep_copy(b_stage_.local(), b.local().values);
+    tessera::detail::deep_copy(a_stage_.local(), a.local().values);
+    tessera::detail::deep_copy(b_stage_.local(), b.local().values);
     fence_before_mpi(execution_space());
     context_->barrier();
     std::vector<request> in_flight;

@@ -16,6 +16,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_TRANSPOSE_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../comm/buckets.hpp"
 #include "../comm/shared_context.hpp"
 #include "../comm/mailbox.hpp"
@@ -228,7 +229,7 @@ dist_matrix<T, Policy> transpose_by_routing(const dist_matrix<T, Policy>& a,
     Kokkos::View<T*, mem> d_vals = Kokkos::create_mirror_view_and_copy(mem{}, h_vals);
     Kokkos::View<global_index*, mem> d_col_map(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::col_map"),
                                                distinct.size());
-    Kokkos::deep_copy(d_col_map, h_col_map);
+    tessera::detail::deep_copy(d_col_map, h_col_map);
     const auto block_rows = static_cast<local_index>(ext.rows);
     const auto block_cols = static_cast<local_index>(distinct.size());
     typename matrix::local_block_type block;

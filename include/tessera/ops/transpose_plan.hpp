@@ -13,6 +13,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_TRANSPOSE_PLAN_HPP
 #endif
 
+#include "../core/deep_copy.hpp"
 #include "../comm/buckets.hpp"
 #include "../comm/communicator.hpp"
 #include "../comm/planned_exchange.hpp"
@@ -155,11 +156,11 @@ class transpose_plan {
     for (std::size_t k = 0; k < send_order_.size(); ++k) outgoing.data[k] = vals(send_order_[k]);
     const auto arrived = exchange_planned(typename Policy::backend_type{}, comm, outgoing, values_);
     Kokkos::View<T*, memory_space> result_values(
-        Kokkos::view_alloc(std::string("tessera::transpose_plan::values"), Kokkos::WithoutInitializing),
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::transpose_plan::values")),
         position_.size());
     auto host = Kokkos::create_mirror_view(result_values);
     for (std::size_t k = 0; k < position_.size(); ++k) host(position_[k]) = arrived.data[k];
-    Kokkos::deep_copy(result_values, host);
+    tessera::detail::deep_copy(result_values, host);
     auto block = shape_->local();
     block.values = result_values;
     // A^T's structure is the plan's: the result shares it, and the plans kept with it (an spmm by

@@ -8,6 +8,7 @@
 #error "tessera/matrix/detail/adopted_block_checks.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
 #endif
 
+#include "../../core/deep_copy.hpp"
 #include "../../core/error.hpp"
 #include "../../core/index_types.hpp"
 #include "../../concepts/storage.hpp"
@@ -52,8 +53,8 @@ template <class View>
 [[nodiscard]] std::pair<std::int64_t, std::int64_t> first_and_last(const View& offsets) {
   const auto n = offsets.extent(0);
   typename View::non_const_value_type first{}, last{};
-  Kokkos::deep_copy(first, Kokkos::subview(offsets, 0));
-  Kokkos::deep_copy(last, Kokkos::subview(offsets, n - 1));
+  tessera::detail::deep_copy(first, Kokkos::subview(offsets, 0));
+  tessera::detail::deep_copy(last, Kokkos::subview(offsets, n - 1));
   return {static_cast<std::int64_t>(first), static_cast<std::int64_t>(last)};
 }
 

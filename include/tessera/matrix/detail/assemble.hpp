@@ -5,6 +5,7 @@
 #error "tessera/matrix/detail/assemble.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
 #endif
 
+#include "../../core/deep_copy.hpp"
 #include "../../core/error.hpp"
 #include "../../kernels/bucket_sort.hpp"
 #include "../../storage/csr.hpp"
@@ -78,7 +79,7 @@ dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename P
     auto vals = Kokkos::create_mirror_view_and_copy(mem{}, h_vals);
     Kokkos::View<global_index*, mem> col_map(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::col_map"),
                                              distinct_cols.size());
-    Kokkos::deep_copy(col_map, h_col_map);
+    tessera::detail::deep_copy(col_map, h_col_map);
 
     const exec space{};
     const auto num_rows = static_cast<local_index>(ext.rows);

@@ -9,6 +9,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_EXECUTOR_HPP
 #endif
 
+#include "../../core/deep_copy.hpp"
 #include "../../kernels/packed_tile_gemm.hpp"
 #include "../../kernels/tile_gemm.hpp"
 #include "../../matrix/make_block_sparse.hpp"
@@ -83,7 +84,7 @@ class bsgemm_executor {
   /// Zero the local C tiles no product writes (beta = 0 on a C already laid out as the plan's).
   static void zero_unwritten(const bsgemm_schedule& schedule, const values_view& values) {
     for (const auto& [offset, count] : schedule.unwritten)
-      Kokkos::deep_copy(Kokkos::subview(values, std::pair<std::size_t, std::size_t>(offset, offset + count)), T{0});
+      tessera::detail::deep_copy(Kokkos::subview(values, std::pair<std::size_t, std::size_t>(offset, offset + count)), T{0});
   }
 
   /// beta * the old C (`old` tiles of shape `old_shape`) into `tiles`, laid out for `new_shape`.
@@ -91,7 +92,7 @@ class bsgemm_executor {
                           const block_sparse_shape& new_shape, block_sparse_tiles<T, memory_space>& tiles) {
     const auto old_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, old.values);
     auto host = Kokkos::create_mirror_view(tiles.values);
-    Kokkos::deep_copy(host, T{0});
+    tessera::detail::deep_copy(host, T{0});
     std::vector<std::size_t> where(new_shape.num_nonzero_tiles(), static_cast<std::size_t>(-1));
     for (std::size_t k = 0; k < tiles.num_tiles(); ++k) where[tiles.index[k]] = k;
     for (std::size_t k = 0; k < old.num_tiles(); ++k) {
@@ -101,7 +102,7 @@ class bsgemm_executor {
       for (std::size_t e = 0; e < old.offset[k + 1] - old.offset[k]; ++e)
         host(tiles.offset[to] + e) = beta * old_host(old.offset[k] + e);
     }
-    Kokkos::deep_copy(tiles.values, host);
+    tessera::detail::deep_copy(tiles.values, host);
   }
 
  private:

@@ -9,6 +9,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_BSGEMM_TRANSPORT_HPP
 #endif
 
+#include "../../core/deep_copy.hpp"
 #include "../../comm/communicator.hpp"
 #include "../../comm/shared_context.hpp"
 #include "../../comm/mpi_memory.hpp"
@@ -103,7 +104,7 @@ class bsgemm_a_transport {
       }
     }
     // Stage this rank's A where the others can fetch it.
-    if (staged_) Kokkos::deep_copy(staging_.local(), a_local);
+    if (staged_) tessera::detail::deep_copy(staging_.local(), a_local);
     fence_before_mpi(ExecutionSpace());
     context_->barrier();
     const auto& chunks = schedule.chunks;

@@ -7,6 +7,7 @@
 #error "tessera/ops/detail/transpose_on_device.hpp is internal to tessera: include tessera/tessera.hpp or a public header instead"
 #endif
 
+#include "../../core/deep_copy.hpp"
 #include "../../concepts/distribution.hpp"
 #include "../../core/error.hpp"
 #include "../../core/profiling_region.hpp"
@@ -224,7 +225,7 @@ csr_block<T, Mem> rows_by_scatter(const Exec& space, std::size_t rows, std::size
   phase.next("tessera::transpose::scatter");
   const scratch<offset_type, Mem> cursor_scratch(rows);
   const Kokkos::View<offset_type*, Mem> cursor = cursor_scratch.view();
-  Kokkos::deep_copy(space, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, rows)));
+  tessera::detail::deep_copy(space, cursor, Kokkos::subview(ptr, std::make_pair(std::size_t{0}, rows)));
   const std::size_t total = n_stay + n_arrived;
   Kokkos::View<local_index*, Mem> cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_cols"), total);
   Kokkos::View<T*, Mem> values(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_values"), total);
@@ -344,7 +345,7 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
   const auto a_rows = static_cast<std::size_t>(a.local().num_rows());
   const scratch<int, mem> used_scratch(a_rows);
   const Kokkos::View<int*, mem> used = used_scratch.view();
-  Kokkos::deep_copy(space, used, 0);
+  tessera::detail::deep_copy(space, used, 0);
   std::optional<scratch<local_index, mem>> primary;
   triplets<T> away;
   if (staying_count == n) {
@@ -383,7 +384,7 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
     using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
     columns = Kokkos::View<global_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::transpose_col_map"),
                                                merged.size());
-    Kokkos::deep_copy(columns, Kokkos::View<const global_index*, Kokkos::HostSpace, unmanaged>(merged.data(), merged.size()));
+    tessera::detail::deep_copy(columns, Kokkos::View<const global_index*, Kokkos::HostSpace, unmanaged>(merged.data(), merged.size()));
     positions_after_merge<exec, mem>(space, used, a_first, columns, position);
     // The arrived entries' rows and columns numbered on the host (they came through it anyway),
     // in column order: what rows_by_stable_sort needs, and the others take any order.

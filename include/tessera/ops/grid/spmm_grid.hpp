@@ -62,7 +62,7 @@ template <class ExecSpace, class T, class MemorySpace>
 [[nodiscard]] Kokkos::View<T*, MemorySpace> gather_values(const Kokkos::View<const T*, MemorySpace>& from,
                                                          const Kokkos::View<const std::size_t*, MemorySpace>& at) {
   const Kokkos::View<T*, MemorySpace> values(
-      Kokkos::view_alloc(std::string("tessera::spmm_grid::values"), Kokkos::WithoutInitializing), at.extent(0));
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spmm_grid::values")), at.extent(0));
   Kokkos::parallel_for(
       "tessera::spmm_grid::values", Kokkos::RangePolicy<ExecSpace>(0, at.extent(0)),
       KOKKOS_LAMBDA(const std::size_t e) { values(e) = from(at(e)); });
@@ -294,7 +294,7 @@ class grid_spmm_plan {
     const auto halo = detail::rows_from_bytes<T, mem>(answered.data, halo_rows_, k);
 
     const Kokkos::View<T**, Kokkos::LayoutRight, mem> partial(
-        Kokkos::view_alloc(std::string("tessera::spmm_grid::partial"), Kokkos::WithoutInitializing),
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spmm_grid::partial")),
         partial_rows_.size(), k);
     // The node-local kernel of the 1-D product: own rows of X read in place, the rest from the halo.
     kernels::spmm_rows_for_space<exec, T, mem>(space, rows_, rows_state_, ptr_, col_, values, sources_, x.local(), halo, partial);

@@ -8,6 +8,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_LOCAL_PRODUCT_HPP
 #endif
 
+#include "../../core/deep_copy.hpp"
 #include "../../core/error.hpp"
 #include "../../core/profiling_region.hpp"
 #include "../../core/scratch_pool.hpp"
@@ -160,7 +161,7 @@ local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, con
     const auto table = to_view<local_index, mem>(b_to_acc, "tessera::spgemm::b_to_acc");
     const auto cols = b.local().col_idx;
     Kokkos::View<local_index*, mem> translated(
-        Kokkos::view_alloc(std::string("tessera::spgemm::b_acc_col"), Kokkos::WithoutInitializing), cols.extent(0));
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spgemm::b_acc_col")), cols.extent(0));
     // A host lambda: Gustavson runs on host spaces only, so no extended lambda (and none of nvcc's
     // rules for them) is needed here.
     Kokkos::parallel_for(
@@ -176,10 +177,10 @@ local_product<T, Policy> multiply_gustavson(const dist_matrix<T, Policy>& a, con
 
   const auto used = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.used);
   Kokkos::View<global_index*, mem> col_map(
-      Kokkos::view_alloc(std::string("tessera::spgemm::col_map"), Kokkos::WithoutInitializing), used.extent(0));
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spgemm::col_map")), used.extent(0));
   auto col_map_host = Kokkos::create_mirror_view(col_map);
   for (std::size_t j = 0; j < used.extent(0); ++j) col_map_host(j) = acc_global[static_cast<std::size_t>(used(j))];
-  Kokkos::deep_copy(col_map, col_map_host);
+  tessera::detail::deep_copy(col_map, col_map_host);
   typename dist_matrix<T, Policy>::local_block_type block;
   block.rows = a.local_rows();
   block.cols = static_cast<local_index>(used.extent(0));
@@ -271,7 +272,7 @@ local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a
   out.rows = block.rows;
   out.cols = static_cast<local_index>(b_hat.col_map.extent(0));
   out.row_ptr = decltype(out.row_ptr)("tessera::spgemm::row_ptr", c.graph.row_map.extent(0));
-  Kokkos::deep_copy(out.row_ptr, c.graph.row_map);
+  tessera::detail::deep_copy(out.row_ptr, c.graph.row_map);
   out.col_idx = c.graph.entries;
   out.values = c.values;
   return {out, b_hat.col_map};

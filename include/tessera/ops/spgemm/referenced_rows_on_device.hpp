@@ -9,6 +9,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPGEMM_REFERENCED_ROWS_ON_DEVICE_HPP
 #endif
 
+#include "../../core/deep_copy.hpp"
 #include "../../core/index_types.hpp"
 #include "../../core/scratch_pool.hpp"
 #include "../../kernels/sorted_search.hpp"
@@ -95,7 +96,7 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
     std::set_union(own.data(), own.data() + own.extent(0), received.begin(), received.end(), std::back_inserter(merged));
     Kokkos::View<global_index*, mem> columns(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::columns"),
                                              merged.size());
-    Kokkos::deep_copy(columns, Kokkos::View<const global_index*, Kokkos::HostSpace, unmanaged>(merged.data(), merged.size()));
+    tessera::detail::deep_copy(columns, Kokkos::View<const global_index*, Kokkos::HostSpace, unmanaged>(merged.data(), merged.size()));
     all_columns = columns;
     b_position = positions_in<exec, mem>(space, b_map, all_columns);
     f_position = positions_in<exec, mem>(space, Kokkos::View<const global_index*, mem>(f_col), all_columns);
@@ -129,12 +130,12 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
   }
   const auto ptr = out.ptr;
   offset_type nnz = 0;
-  Kokkos::deep_copy(nnz, Kokkos::subview(out.ptr, rows));
+  tessera::detail::deep_copy(nnz, Kokkos::subview(out.ptr, rows));
 
   // Which columns B^ uses, then their compressed numbering.
   const scratch<int, mem> used_scratch(all_columns.extent(0));
   const Kokkos::View<int*, mem> used = used_scratch.view();
-  Kokkos::deep_copy(space, used, 0);
+  tessera::detail::deep_copy(space, used, 0);
   // An entry's column in all_columns: B's own rows through b_position (or as they are, when
   // nothing was fetched), fetched rows through f_position.
   Kokkos::parallel_for("tessera::spgemm::mark_columns", range(space, 0, rows), KOKKOS_LAMBDA(const std::size_t c) {
@@ -155,7 +156,7 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
     out.values = b_val;
     out.col_map = Kokkos::View<global_index*, mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::col_map"),
                                                    b_map.extent(0));
-    Kokkos::deep_copy(space, out.col_map, b_map);
+    tessera::detail::deep_copy(space, out.col_map, b_map);
     space.fence();
     return out;
   }

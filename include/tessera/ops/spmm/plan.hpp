@@ -10,6 +10,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPMM_PLAN_HPP
 #endif
 
+#include "../../core/deep_copy.hpp"
 #include "options.hpp"
 #include "workspace.hpp"
 #include "../../comm/buckets.hpp"
@@ -230,7 +231,7 @@ class spmm_plan {
     if (anyone_fetches_) ws.next_staging ^= 1;
     if (stage_x_) {
       const window_matrix staged(staging.local().data(), x.local().extent(0), k);
-      Kokkos::deep_copy(staged, x.local());
+      tessera::detail::deep_copy(staged, x.local());
     }
     if (!pack_rows_.empty() && k > 0) pack(x, window_matrix(staging.local().data() + packed_base_, pack_rows_.size(), k));
     execution_space exec;

@@ -7,6 +7,7 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_OPS_SPMM_WORKSPACE_HPP
 #endif
 
+#include "../../core/deep_copy.hpp"
 #include "../../comm/communicator.hpp"
 #include "../../comm/shared_context.hpp"
 #include "../../comm/mpi_memory.hpp"
@@ -71,7 +72,7 @@ struct spmm_workspace {
     halo = halo_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::halo"), rows, k_);
     if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible)
       advise_huge_pages(halo.data(), halo.span() * sizeof(T));  // before the first touch: the deep_copy
-    Kokkos::deep_copy(halo, T{});
+    tessera::detail::deep_copy(halo, T{});
     halo_made_ = true;
     halo_landing = mpi_buffer_for<backend_type>(halo);  // where the gets land (the halo itself where MPI reaches it)
   }
