@@ -6,7 +6,7 @@
 #include <tessera/environment.hpp>
 #include <tessera/matrix/convert.hpp>             // and one header per operation
 #include <tessera/matrix/matrix_market.hpp>       // (<tessera/tessera.hpp> includes them all)
-#include <tessera/ops/spgemm.hpp>
+#include <tessera/ops/spgemm_default.hpp>         // (spgemm.hpp adds the kernels options pick)
 #include <tessera/ops/transpose.hpp>
 #include <tessera/storage/csc.hpp>
 #include <tessera/storage/csr.hpp>

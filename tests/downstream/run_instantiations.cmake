@@ -75,7 +75,7 @@ endforeach()
 # against the library and print the same.
 set(pch_build ${WORK_DIR}/downstream-pch)
 set(pch_headers "<tessera/comm/mpi_rma.hpp>|<tessera/distribution/row_block.hpp>|<tessera/environment.hpp>|")
-string(APPEND pch_headers "<tessera/matrix/matrix_market.hpp>|<tessera/ops/spgemm.hpp>|<tessera/ops/transpose.hpp>|")
+string(APPEND pch_headers "<tessera/matrix/matrix_market.hpp>|<tessera/ops/spgemm_default.hpp>|<tessera/ops/transpose.hpp>|")
 string(APPEND pch_headers "<tessera/storage/csr.hpp>")
 run(${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR}/tests/downstream -B ${pch_build} -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
     -DTESSERA_VIA=package -DDOWNSTREAM_SOURCE=${TESSERA_SOURCE_DIR}/tests/docs/readme_program.cpp
