@@ -443,7 +443,7 @@ TEST_CASE("operations.md: every operation, plans, GraphBLAS's pieces") {
   auto B  = tessera::add(tessera::scale(A, 2.0), At);     // needs equal shapes and mappings
   auto rs = tessera::reduce_rows(A);                       // dist_dense, one column
   auto cm = tessera::reduce_columns(A, tessera::combine::max{});
-  auto pruned = tessera::prune(A, [](double v) { return v < 1e-3; });
+  auto pruned = tessera::prune(A, KOKKOS_LAMBDA(double v) { return v < 1e-3; });  // in the execution space
   auto act = tessera::apply_drop_zeros(A, KOKKOS_LAMBDA(double v) { return v > 0.5 ? v : 0.0; });  // fused, on the device
 
   const auto a = tessera::gather_to_all(A);

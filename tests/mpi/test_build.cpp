@@ -78,6 +78,38 @@ TEST_CASE("empty rows and columns stay empty; all entries given by one rank") {
   CHECK(a.global_nnz() == 10);
 }
 
+// Entries given row by row with ascending columns take assembly's direct path (no grouping);
+// a repeat or a column out of order anywhere sends them through the general one. Both must give
+// the reference, for every storage.
+TEST_CASE_TEMPLATE("entries in row order, with and without a repeat or an out-of-order column", P, test::csr_policy,
+                   test::csc_policy, test::coo_policy) {
+  const auto& comm = test::world();
+  const global_index n = 17;
+  const global_index begin = n * comm.rank() / comm.size(), end = n * (comm.rank() + 1) / comm.size();
+  auto in_order = [&] {  // this rank's rows, each row's columns ascending, some rows empty
+    triplets<double> t;
+    for (global_index i = begin; i < end; ++i)
+      for (global_index j = i % 3; j < n; j += 2 + i % 4) t.push_back(i, j, static_cast<double>(10 * i + j) + 0.25);
+    return t;
+  };
+  const auto sorted = in_order();
+  test::require_equal(build_from_triplets<double, P>(comm, n, n, sorted),
+                      host_csr<double>::from_triplets(n, n, all_triplets(sorted)));
+  auto repeated = in_order();
+  if (repeated.size() > 1) repeated.push_back(repeated.rows.back(), repeated.cols.back(), 1.0);  // summed
+  test::require_equal(build_from_triplets<double, P>(comm, n, n, repeated),
+                      host_csr<double>::from_triplets(n, n, all_triplets(repeated)));
+  auto swapped = in_order();
+  for (std::size_t k = 1; k < swapped.size(); ++k)
+    if (swapped.rows[k] == swapped.rows[k - 1]) {  // two columns of one row exchanged
+      std::swap(swapped.cols[k], swapped.cols[k - 1]);
+      std::swap(swapped.values[k], swapped.values[k - 1]);
+      break;
+    }
+  test::require_equal(build_from_triplets<double, P>(comm, n, n, swapped),
+                      host_csr<double>::from_triplets(n, n, all_triplets(swapped)));
+}
+
 namespace {
 // At namespace scope, not inside the test: CUDA cannot launch a kernel whose template arguments
 // name a type local to a function, and the combine is one of assembly's kernel's.

@@ -24,6 +24,12 @@ std::vector<dist_matrix<double, P>> inputs(const communicator& comm) {
   return all;
 }
 
+// prune's predicate, callable in every execution space: a functor at namespace scope (a kernel's
+// template arguments cannot name a type local to a function on CUDA).
+struct below_half {
+  KOKKOS_INLINE_FUNCTION bool operator()(const double v) const { return v < 0.5; }
+};
+
 // Every value doubled: A + A.
 host_csr<double> doubled_values(host_csr<double> m) {
   for (auto& v : m.values) v *= 2.0;
@@ -109,7 +115,7 @@ TEST_CASE_TEMPLATE("scale, apply, prune, add and the reductions", P, policy<row_
     test::require_equal(apply(a, KOKKOS_LAMBDA(const double v) { return v * v - 1.0; }),
                         mapped([](double v) { return v * v - 1.0; }), 1e-15);
 
-    const auto pruned = prune(a, [](double v) { return v < 0.5; });
+    const auto pruned = prune(a, below_half{});
     triplets<double> kept;
     for (global_index i = 0; i < ref.rows; ++i)
       for (offset_type e = ref.row_ptr[static_cast<std::size_t>(i)]; e < ref.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)

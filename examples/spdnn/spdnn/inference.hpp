@@ -35,6 +35,7 @@
 #include <tessera/matrix/local_triplets.hpp>
 #include <tessera/matrix/to_view.hpp>
 #include <tessera/matrix/triplets.hpp>
+#include <tessera/core/uninitialized_allocator.hpp>
 #include <tessera/ops/elementwise.hpp>
 #include <tessera/ops/spgemm.hpp>
 #include <tessera/ops/spmm.hpp>
@@ -53,6 +54,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -129,6 +131,15 @@ inline std::string weight_file(const std::string& dir, int neurons, int layer) {
   return (std::filesystem::path(dir) / name).string();
 }
 
+/// A file's values as T, for build_from_triplets' spans (its indices are passed as they were read:
+/// no copy into triplets). Not zeroed before they are written.
+template <class T>
+std::vector<T, tessera::uninitialized_allocator<T>> values_as(const tsv_columns& file) {
+  std::vector<T, tessera::uninitialized_allocator<T>> out(file.value.size());
+  std::transform(file.value.begin(), file.value.end(), out.begin(), [](double v) { return static_cast<T>(v); });
+  return out;
+}
+
 /// W(l) (row form) or W'(l) read from the challenge's file of layer l, in parallel over comm (collective).
 template <class T, class Policy>
 tessera::dist_matrix<T, Policy> read_layer(const tessera::communicator& comm, const std::string& dir, int neurons,
@@ -140,12 +151,10 @@ tessera::dist_matrix<T, Policy> read_layer(const tessera::communicator& comm, co
     TESSERA_REQUIRE(weights > 0, parse_error, "{}:{}: no weights: a layer file holds at least one 'row column value' line",
                     cols.path, std::max<std::int64_t>(cols.lines, 1));
   });
-  tessera::triplets<T> t;
-  t.reserve(cols.size());
-  for (std::size_t e = 0; e < cols.size(); ++e)
-    row_form ? t.push_back(cols.first[e], cols.second[e], static_cast<T>(cols.value[e]))
-             : t.push_back(cols.second[e], cols.first[e], static_cast<T>(cols.value[e]));
-  return tessera::build_from_triplets<T, Policy>(comm, neurons, neurons, t);
+  const auto values = values_as<T>(cols);
+  const std::span<const tessera::global_index> rows(cols.first), columns(cols.second);
+  return tessera::build_from_triplets<T, Policy>(comm, neurons, neurons, row_form ? rows : columns,
+                                                 row_form ? columns : rows, std::span<const T>(values));
 }
 
 /// W(l) (row form) or W'(l) for l = 1..L read from the challenge's files, in parallel over comm (collective).
@@ -274,14 +283,15 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   const auto mine_first = split.row_begin(world.rank()), mine_count = split.row_end(world.rank()) - mine_first;
 
   if (parallel == scheme::model) {
-    tessera::triplets<T> t;
     if (source.generator != nullptr) {
-      t = generated_image_entries<T>(*source.generator, mine_first, mine_count, 0);
+      const auto t = generated_image_entries<T>(*source.generator, mine_first, mine_count, 0);
+      p.features.push_back(tessera::build_from_triplets<T, Policy>(world, neurons, images, t));
     } else {
-      for (std::size_t e = 0; e < source.file->size(); ++e)
-        t.push_back(source.file->second[e], source.file->first[e], static_cast<T>(source.file->value[e]));
+      const auto values = values_as<T>(*source.file);
+      p.features.push_back(tessera::build_from_triplets<T, Policy>(
+          world, neurons, images, std::span<const tessera::global_index>(source.file->second),
+          std::span<const tessera::global_index>(source.file->first), std::span<const T>(values)));
     }
-    p.features.push_back(tessera::build_from_triplets<T, Policy>(world, neurons, images, t));
     return p;
   }
   // Data parallelism: this rank's images, on its own communicator.
@@ -295,11 +305,10 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   // Lines were read wherever they fell: route them to their image's rank, assembled by image. That
   // block (this rank's images in order, their neurons) is the row form on `comm` as it stands; the
   // other form is its transpose there. One assembly, not a second one from triplets.
-  tessera::triplets<T> by_image;
-  by_image.reserve(source.file->size());
-  for (std::size_t e = 0; e < source.file->size(); ++e)
-    by_image.push_back(source.file->first[e], source.file->second[e], static_cast<T>(source.file->value[e]));
-  const auto routed = tessera::build_from_triplets<T, Policy>(world, images, neurons, by_image);
+  const auto values = values_as<T>(*source.file);
+  const auto routed = tessera::build_from_triplets<T, Policy>(
+      world, images, neurons, std::span<const tessera::global_index>(source.file->first),
+      std::span<const tessera::global_index>(source.file->second), std::span<const T>(values));
   tessera::dist_matrix<T, Policy> mine(comm, typename Policy::distribution_type{}.make_mapping(1, mine_count, neurons),
                                        routed.local(), routed.col_map());
   p.features.push_back(row_form ? std::move(mine) : tessera::transpose(mine));

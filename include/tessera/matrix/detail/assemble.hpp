@@ -32,6 +32,16 @@ bool holds_replica(const Mapping& mapping, global_index i, global_index j, int r
   }
 }
 
+/// Row pointers of entries whose rows are non-decreasing (`rows`, on the host), in `Mem`.
+template <class Mem>
+Kokkos::View<offset_type*, Mem> in_order_row_pointers(const Kokkos::View<const local_index*, Kokkos::HostSpace>& rows,
+                                                      const local_index num_rows) {
+  Kokkos::View<offset_type*, Kokkos::HostSpace> ptr("tessera::row_ptr", static_cast<std::size_t>(num_rows) + 1);
+  for (std::size_t k = 0; k < rows.extent(0); ++k) ++ptr(static_cast<std::size_t>(rows(k)) + 1);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(num_rows); ++r) ptr(r + 1) += ptr(r);
+  return Kokkos::create_mirror_view_and_copy(Mem{}, ptr);
+}
+
 /// Collective: build the matrix from the entries this rank owns under `mapping`
 /// (global indices, any order, duplicates combined with `combine`).
 ///
@@ -63,6 +73,9 @@ dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename P
     Kokkos::View<local_index*, Kokkos::HostSpace> h_rows(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rows"), n);
     Kokkos::View<local_index*, Kokkos::HostSpace> h_cols(Kokkos::view_alloc(Kokkos::WithoutInitializing, "cols"), n);
     Kokkos::View<T*, Kokkos::HostSpace> h_vals(Kokkos::view_alloc(Kokkos::WithoutInitializing, "vals"), n);
+    // Entries already in (row, column) order without repeats (a file or a generator written row
+    // by row) are the block as they stand: no grouping, sorting or combining to do.
+    bool in_order = true;
     for (std::size_t k = 0; k < n; ++k) {
       const local_coordinate lc = mapping.to_local(owned.rows[k], owned.cols[k]);
       // A replica stores an entry at the primary's local position (replicated_mapping).
@@ -71,6 +84,8 @@ dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename P
       h_rows(k) = static_cast<local_index>(lc.row);
       h_cols(k) = local_cols[k];
       h_vals(k) = owned.values[k];
+      if (k > 0)
+        in_order = in_order && (h_rows(k - 1) < h_rows(k) || (h_rows(k - 1) == h_rows(k) && h_cols(k - 1) < h_cols(k)));
     }
     Kokkos::View<global_index*, Kokkos::HostSpace> h_col_map(distinct_cols.data(), distinct_cols.size());
 
@@ -84,10 +99,10 @@ dist_matrix<T, Policy> assemble_owned(const communicator& comm, const typename P
     const exec space{};
     const auto num_rows = static_cast<local_index>(ext.rows);
     const auto num_cols = static_cast<local_index>(distinct_cols.size());
-    auto grouped = kernels::combine_duplicates(
-        space,
-        kernels::group_and_sort<exec, local_index, T, mem>(space, num_rows, rows, cols, vals),
-        combine);
+    const auto grouped = in_order ? kernels::grouped_entries<local_index, T, mem>{in_order_row_pointers<mem>(h_rows, num_rows), cols, vals}
+                                  : kernels::combine_duplicates(
+                                        space, kernels::group_and_sort<exec, local_index, T, mem>(space, num_rows, rows, cols, vals),
+                                        combine);
     typename matrix::local_block_type block;
     if constexpr (std::same_as<storage, csr>) {
       block = {num_rows, num_cols, grouped.ptr, grouped.keys, grouped.values};
