@@ -11,8 +11,6 @@
 #include "../../core/deep_copy.hpp"
 #include "../../core/error.hpp"
 #include "../../core/profiling_region.hpp"
-#include "../../core/scratch_pool.hpp"
-#include "../../kernels/sort_rows.hpp"
 #include "../../kernels/spgemm_esc.hpp"
 #include "../../kernels/spgemm_gustavson.hpp"
 #include "../../core/device_algorithms.hpp"
@@ -31,7 +29,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
-#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
