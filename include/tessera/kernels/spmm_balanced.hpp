@@ -129,16 +129,15 @@ inline lane_shape lanes_for(std::size_t k) {
   return {lanes, 1};
 }
 
-template <int PerLane, bool DirectX, class ExecSpace, class T, class MemorySpace>
+template <int PerLane, class ExecSpace, class T, class MemorySpace>
 void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& schedule, int lanes,
                    const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
-                   const Kokkos::View<const local_index*, MemorySpace>& col_idx,
-                   const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                   const Kokkos::View<const local_index*, MemorySpace>& x_source,
+                   const Kokkos::View<const T*, MemorySpace>& values,
                    const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                    const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                    const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y,
-                   const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial,
-                   const Kokkos::View<const local_index*, MemorySpace>& x_row) {
+                   const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial) {
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename team_policy::member_type;
   const std::size_t k = y.extent(1);
@@ -150,8 +149,7 @@ void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& 
   const auto segment_row = schedule.segment_row;
   const auto segment_begin = schedule.segment_begin;
   const auto segment_slot = schedule.segment_slot;
-  const auto source_local = sources.local;
-  const auto source_row = sources.row;
+  const detail::rows_of_x<T, MemorySpace> row_of_x{x_source, x_local, x_halo};
   const std::size_t segments = schedule.segments;
   const offset_type limit = spmm_row_schedule<MemorySpace>::segment_entries;
   // Tiles are the slow index of the league: the teams in flight share a tile of X's columns (in L2).
@@ -170,13 +168,6 @@ void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& 
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, lanes), [&](const int lane) {
           T acc[PerLane];
           for (int j = 0; j < PerLane; ++j) acc[j] = T{};
-          // DirectX: the entry's row of this rank's X, looked up once by the plan (one load
-          // instead of three dependent ones: column, source, row).
-          const auto row_of_x = [&](const offset_type e) -> const T* {
-            if (DirectX) return &x_local(x_row(e), 0);
-            const local_index c = col_idx(e);
-            return source_local(c) ? &x_local(source_row(c), 0) : &x_halo(source_row(c), 0);
-          };
           offset_type e = begin;
           // One column per lane (k <= 32): four entries at a time, their rows of X looked up before
           // any is multiplied, so four loads of X are in flight at once instead of one (a lane
@@ -234,37 +225,30 @@ void spmm_segments(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& 
 
 /// Y(r, :) = A(r, :) * X for every row r of the schedule, split by nonzeros (see the file's
 /// comment). `partial` is scratch of at least schedule.slots x k, resized here when smaller.
-/// `x_row`, when it has one element per entry of A: the entry's row of x_local (every source is
-/// local), which saves the kernel two dependent loads per entry.
+/// `x_source`: per entry of A, the row of X it reads (entry_sources).
 /// Correct on every execution space; made for the GPU ones (spmm_rows picks it there).
 template <class ExecSpace, class T, class MemorySpace>
 void spmm_rows_balanced(const ExecSpace& exec, const spmm_row_schedule<MemorySpace>& schedule,
                         const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
-                        const Kokkos::View<const local_index*, MemorySpace>& col_idx,
-                        const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                        const Kokkos::View<const local_index*, MemorySpace>& x_source,
+                        const Kokkos::View<const T*, MemorySpace>& values,
                         const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                         const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                         const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y,
-                        Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial,
-                        const Kokkos::View<const local_index*, MemorySpace>& x_row = {}) {
+                        Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& partial) {
   const std::size_t k = y.extent(1);
   if (k == 0 || schedule.segments == 0) return;
   if (partial.extent(0) < schedule.slots || partial.extent(1) != k)
     partial = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::partial_rows"), schedule.slots, k);
   const auto shape = detail::lanes_for(k);
-  const bool direct_x = x_row.extent(0) == col_idx.extent(0) && col_idx.extent(0) > 0;
-  const auto run = [&](auto per_lane, auto direct) {
-    detail::spmm_segments<decltype(per_lane)::value, decltype(direct)::value, ExecSpace, T>(
-        exec, schedule, shape.lanes, row_ptr, col_idx, values, sources, x_local, x_halo, y, partial, x_row);
+  const auto run = [&](auto per_lane) {
+    detail::spmm_segments<decltype(per_lane)::value, ExecSpace, T>(exec, schedule, shape.lanes, row_ptr, x_source, values,
+                                                                   x_local, x_halo, y, partial);
   };
-  const auto with_lanes = [&](auto direct) {
-    if (shape.per_lane == 4) run(std::integral_constant<int, 4>{}, direct);
-    else if (shape.per_lane == 2) run(std::integral_constant<int, 2>{}, direct);
-    else run(std::integral_constant<int, 1>{}, direct);
-  };
-  if (direct_x) with_lanes(std::true_type{});
-  else with_lanes(std::false_type{});
+  if (shape.per_lane == 4) run(std::integral_constant<int, 4>{});
+  else if (shape.per_lane == 2) run(std::integral_constant<int, 2>{});
+  else run(std::integral_constant<int, 1>{});
 }
 
 /// Whether SpMM runs the balanced kernel on ExecSpace: where tessera runs its device algorithms
@@ -278,9 +262,6 @@ template <class T, class MemorySpace>
 struct spmm_rows_state {
   spmm_row_schedule<MemorySpace> schedule;
   Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> partial;
-  /// Per entry of A, its row of this rank's X, where every column reads this rank's X (one rank,
-  /// a block-diagonal A); empty otherwise. Made by the plan, which knows the sources.
-  Kokkos::View<const local_index*, MemorySpace> x_row;
 };
 
 /// spmm_rows or spmm_rows_balanced, whichever is the faster on ExecSpace.
@@ -288,17 +269,17 @@ template <class ExecSpace, class T, class MemorySpace>
 void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
                          spmm_rows_state<T, MemorySpace>& state,
                          const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
-                         const Kokkos::View<const local_index*, MemorySpace>& col_idx,
-                         const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                         const Kokkos::View<const local_index*, MemorySpace>& x_source,
+                         const Kokkos::View<const T*, MemorySpace>& values,
                          const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                          const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                          const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores = false) {
   if constexpr (prefers_balanced_spmm<ExecSpace>) {
     if (!state.schedule.made) state.schedule = spmm_row_schedule<MemorySpace>::make(exec, rows, row_ptr);
-    spmm_rows_balanced<ExecSpace, T, MemorySpace>(exec, state.schedule, row_ptr, col_idx, values, sources, x_local, x_halo, y,
-                                                  state.partial, state.x_row);
+    spmm_rows_balanced<ExecSpace, T, MemorySpace>(exec, state.schedule, row_ptr, x_source, values, x_local, x_halo, y,
+                                                  state.partial);
   } else {
-    spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
+    spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
   }
 }
 

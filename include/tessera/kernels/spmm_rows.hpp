@@ -27,15 +27,35 @@ struct column_sources {
   Kokkos::View<local_index*, MemorySpace> row;
 };
 
+/// Per entry of A (columns `col_idx`), the row of X it reads: the row of this rank's X (>= 0) or
+/// ~(row of the halo) (< 0). The kernels read this instead of A's columns: one sequential load per
+/// entry in place of the column, its buffer and its row (three dependent loads, two of them at
+/// random places of per-column arrays). Made once per plan, in the execution space; 4 bytes per entry.
+template <class ExecSpace, class MemorySpace>
+Kokkos::View<local_index*, MemorySpace> entry_sources(const ExecSpace& exec,
+                                                      const Kokkos::View<const local_index*, MemorySpace>& col_idx,
+                                                      const column_sources<MemorySpace>& sources) {
+  Kokkos::View<local_index*, MemorySpace> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::x_source"),
+                                              col_idx.extent(0));
+  const auto local = sources.local;
+  const auto row = sources.row;
+  Kokkos::parallel_for(
+      "tessera::spmm::x_source", Kokkos::RangePolicy<ExecSpace>(exec, 0, col_idx.extent(0)), KOKKOS_LAMBDA(const std::size_t e) {
+        const local_index c = col_idx(e);
+        out(e) = local(c) ? row(c) : ~row(c);
+      });
+  return out;
+}
+
 namespace detail {
-/// The row of X that local column c reads: this rank's or the halo's (both kernels' inner loops).
+/// The row of X that entry e of A reads (see entry_sources): both kernels' inner loops.
 template <class T, class MemorySpace>
 struct rows_of_x {
-  Kokkos::View<std::uint8_t*, MemorySpace> local;
-  Kokkos::View<local_index*, MemorySpace> row;
+  Kokkos::View<const local_index*, MemorySpace> source;
   Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace> x_local, x_halo;
-  KOKKOS_INLINE_FUNCTION const T* operator()(const local_index c) const {
-    return local(c) ? &x_local(row(c), 0) : &x_halo(row(c), 0);
+  KOKKOS_INLINE_FUNCTION const T* operator()(const offset_type e) const {
+    const local_index s = source(e);
+    return s >= 0 ? &x_local(s, 0) : &x_halo(~s, 0);
   }
 };
 }  // namespace detail
@@ -70,6 +90,12 @@ KOKKOS_INLINE_FUNCTION void store_row(T* out, const T* acc) {
 /// Laplacian, whose rows the hardware already streams, is no slower).
 inline constexpr offset_type x_prefetch_distance = 16;
 
+/// Whether the host kernel prefetches rows of Width Ts: only rows of a cache line or more. A
+/// shorter row (k < 8 doubles) is one line that X's whole block shares with its neighbours, and
+/// finding it ahead cost more than waiting for it (R-MAT 16, k = 1: 0.85 ms without, 1.33-1.53 with).
+template <int Width, class T>
+inline constexpr bool prefetches_rows = Width * sizeof(T) >= 64;
+
 /// Prefetch the Width elements at `row` into the cache (host builds; nothing on devices).
 template <int Width, class T>
 KOKKOS_INLINE_FUNCTION void prefetch_row([[maybe_unused]] const T* row) {
@@ -97,13 +123,13 @@ inline constexpr bool has_register_rows = detail::host_vector<T>::native && Widt
 template <int Width, bool Streaming, class ExecSpace, class T, class MemorySpace>
 void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
                     const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
-                    const Kokkos::View<const local_index*, MemorySpace>& col_idx,
-                    const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                    const Kokkos::View<const local_index*, MemorySpace>& x_source,
+                    const Kokkos::View<const T*, MemorySpace>& values,
                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                     const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y) {
-  const detail::rows_of_x<T, MemorySpace> x_row{sources.local, sources.row, x_local, x_halo};
-  const auto nnz = static_cast<offset_type>(col_idx.extent(0));
+  const detail::rows_of_x<T, MemorySpace> x_row{x_source, x_local, x_halo};
+  const auto nnz = static_cast<offset_type>(x_source.extent(0));
   const Kokkos::RangePolicy<ExecSpace> policy(exec, 0, rows.extent(0));
   const char* const name = Streaming ? "tessera::spmm_rows_streaming" : "tessera::spmm_rows";
   if constexpr (has_register_rows<Width, ExecSpace, T>) {
@@ -118,9 +144,11 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
       for (int j = 0; j < regs; ++j) acc[j] = vec::zero();
       const offset_type end = row_ptr(r + 1);
       for (offset_type e = row_ptr(r); e < end; ++e) {
-        if (e + detail::x_prefetch_distance < nnz) detail::prefetch_row<Width>(x_row(col_idx(e + detail::x_prefetch_distance)));
+        if constexpr (detail::prefetches_rows<Width, T>) {
+          if (e + detail::x_prefetch_distance < nnz) detail::prefetch_row<Width>(x_row(e + detail::x_prefetch_distance));
+        }
         const auto a = vec::broadcast(values(e));
-        const T* in = x_row(col_idx(e));
+        const T* in = x_row(e);
         for (int j = 0; j < regs; ++j) acc[j] = vec::fma(a, vec::load(in + j * vec::lanes), acc[j]);
       }
       T* out = &y(r, 0);
@@ -139,16 +167,19 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
         // The row's end in a register: re-reading row_ptr(r + 1) every entry measured 1.5x slower.
         const offset_type end = row_ptr(r + 1);
         for (offset_type e = row_ptr(r); e < end; ++e) {
-          if (e + detail::x_prefetch_distance < nnz) detail::prefetch_row<Width>(x_row(col_idx(e + detail::x_prefetch_distance)));
+          if constexpr (detail::prefetches_rows<Width, T>) {
+            if (e + detail::x_prefetch_distance < nnz) detail::prefetch_row<Width>(x_row(e + detail::x_prefetch_distance));
+          }
           const T a = values(e);
-          const T* in = x_row(col_idx(e));
+          const T* in = x_row(e);
           for (int t = 0; t < Width; ++t) acc[t] += a * in[t];
         }
         detail::store_row<Width, Streaming>(&y(r, 0), acc);
       });
 }
 
-/// For each r in `rows`: Y(r, :) = sum over the row's entries of value * X_source(row(c), :).
+/// For each r in `rows`: Y(r, :) = sum over the row's entries e of value(e) * (the row of X that
+/// x_source(e) names: see entry_sources).
 ///
 /// Rows run in parallel; the k loop is innermost over contiguous memory
 /// (LayoutRight), which is the loop compilers vectorise. Widths 1 to 64 that are powers of two
@@ -157,8 +188,8 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
 template <int Width, class ExecSpace, class T, class MemorySpace>
 void spmm_rows_fixed(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
                      const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
-                     const Kokkos::View<const local_index*, MemorySpace>& col_idx,
-                     const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+                     const Kokkos::View<const local_index*, MemorySpace>& x_source,
+                     const Kokkos::View<const T*, MemorySpace>& values,
                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                      const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores) {
@@ -166,35 +197,35 @@ void spmm_rows_fixed(const ExecSpace& exec, const Kokkos::View<const local_index
     if (streaming_stores && reinterpret_cast<std::uintptr_t>(y.data()) % 64 == 0) {
       // A large Y is written once and not read again soon: writing its lines without reading
       // them first saves a third of the memory traffic of a k >= 8 product.
-      spmm_rows_pass<Width, true>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+      spmm_rows_pass<Width, true>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y);
       exec.fence();
       detail::stream_fence();
       return;
     }
   }
-  spmm_rows_pass<Width, false>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y);
+  spmm_rows_pass<Width, false>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y);
 }
 
 template <class ExecSpace, class T, class MemorySpace>
 void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
                const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
-               const Kokkos::View<const local_index*, MemorySpace>& col_idx,
-               const Kokkos::View<const T*, MemorySpace>& values, const column_sources<MemorySpace>& sources,
+               const Kokkos::View<const local_index*, MemorySpace>& x_source,
+               const Kokkos::View<const T*, MemorySpace>& values,
                const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores = false) {
   const auto k = static_cast<local_index>(y.extent(1));
   switch (k) {
-    case 1: return spmm_rows_fixed<1>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
-    case 2: return spmm_rows_fixed<2>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
-    case 4: return spmm_rows_fixed<4>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
-    case 8: return spmm_rows_fixed<8>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
-    case 16: return spmm_rows_fixed<16>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
-    case 32: return spmm_rows_fixed<32>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
-    case 64: return spmm_rows_fixed<64>(exec, rows, row_ptr, col_idx, values, sources, x_local, x_halo, y, streaming_stores);
+    case 1: return spmm_rows_fixed<1>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
+    case 2: return spmm_rows_fixed<2>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
+    case 4: return spmm_rows_fixed<4>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
+    case 8: return spmm_rows_fixed<8>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
+    case 16: return spmm_rows_fixed<16>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
+    case 32: return spmm_rows_fixed<32>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
+    case 64: return spmm_rows_fixed<64>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
     default: break;
   }
-  const detail::rows_of_x<T, MemorySpace> x_row{sources.local, sources.row, x_local, x_halo};
+  const detail::rows_of_x<T, MemorySpace> x_row{x_source, x_local, x_halo};
   // Any other width: Y's row is updated in memory, four entries of A per pass over it, so each
   // element of Y is loaded and stored once per four products instead of once per product (SpDNN's
   // batches of 128 to 1,024 images spent a quarter of their inference here one entry at a time).
@@ -203,16 +234,15 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
       "tessera::spmm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
         const local_index r = rows(i);
         T* KOKKOS_RESTRICT out = &y(r, 0);
-        const auto row_of_x = [&](const offset_type e) { return x_row(col_idx(e)); };
         for (local_index t = 0; t < k; ++t) out[t] = T{};
         offset_type e = row_ptr(r);
         const offset_type end = row_ptr(r + 1);
         for (; e + 4 <= end; e += 4) {
           const T a0 = values(e), a1 = values(e + 1), a2 = values(e + 2), a3 = values(e + 3);
-          const T* KOKKOS_RESTRICT in0 = row_of_x(e);
-          const T* KOKKOS_RESTRICT in1 = row_of_x(e + 1);
-          const T* KOKKOS_RESTRICT in2 = row_of_x(e + 2);
-          const T* KOKKOS_RESTRICT in3 = row_of_x(e + 3);
+          const T* KOKKOS_RESTRICT in0 = x_row(e);
+          const T* KOKKOS_RESTRICT in1 = x_row(e + 1);
+          const T* KOKKOS_RESTRICT in2 = x_row(e + 2);
+          const T* KOKKOS_RESTRICT in3 = x_row(e + 3);
           for (local_index t = 0; t < k; ++t) {
             T sum = out[t];
             sum += a0 * in0[t];
@@ -224,7 +254,7 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
         }
         for (; e < end; ++e) {
           const T a = values(e);
-          const T* KOKKOS_RESTRICT in = row_of_x(e);
+          const T* KOKKOS_RESTRICT in = x_row(e);
           for (local_index t = 0; t < k; ++t) out[t] += a * in[t];
         }
       });

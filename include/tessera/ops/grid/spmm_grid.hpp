@@ -208,24 +208,24 @@ class grid_spmm_plan {
       }
     }
 
-    // The share as CSR over its distinct rows, columns as positions among the needed ones, values
-    // as positions among the held entries (read again at every apply).
+    // The share as CSR over its distinct rows, each entry naming the row of X it reads (kernels::
+    // entry_sources' numbering: own rows >= 0, halo rows ~h), values as positions among the held
+    // entries (read again at every apply).
     const auto grouped = detail::group_by_row(share);
     partial_rows_ = grouped.rows;
-    std::vector<local_index> col(share.size());
+    std::vector<local_index> x_source(share.size());
     std::vector<std::size_t> value_of(share.size());
     for (std::size_t e = 0; e < share.size(); ++e) {
       const std::size_t s = grouped.order[e];
-      col[e] = static_cast<local_index>(std::lower_bound(needed.begin(), needed.end(), share.cols[s]) - needed.begin());
+      const auto n = static_cast<std::size_t>(std::lower_bound(needed.begin(), needed.end(), share.cols[s]) - needed.begin());
+      x_source[e] = source_local[n] ? source_row[n] : ~source_row[n];
       value_of[e] = share_of_held[s];
     }
     std::vector<local_index> all_rows(partial_rows_.size());
     std::iota(all_rows.begin(), all_rows.end(), local_index{0});
     rows_ = to_view<local_index, mem>(all_rows, "tessera::spmm_grid::rows");
-    sources_ = {to_view<std::uint8_t, mem>(source_local, "tessera::spmm_grid::source_local"),
-                to_view<local_index, mem>(source_row, "tessera::spmm_grid::source_row")};
     ptr_ = to_view<offset_type, mem>(grouped.ptr, "tessera::spmm_grid::ptr");
-    col_ = to_view<local_index, mem>(col, "tessera::spmm_grid::col");
+    x_source_ = to_view<local_index, mem>(x_source, "tessera::spmm_grid::x_source");
     value_of_ = to_view<std::size_t, mem>(value_of, "tessera::spmm_grid::value_of");
     serve_rows_ = to_view<local_index, mem>(serve_rows, "tessera::spmm_grid::serve_rows");
 
@@ -297,7 +297,7 @@ class grid_spmm_plan {
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("tessera::spmm_grid::partial")),
         partial_rows_.size(), k);
     // The node-local kernel of the 1-D product: own rows of X read in place, the rest from the halo.
-    kernels::spmm_rows_for_space<exec, T, mem>(space, rows_, rows_state_, ptr_, col_, values, sources_, x.local(), halo, partial);
+    kernels::spmm_rows_for_space<exec, T, mem>(space, rows_, rows_state_, ptr_, x_source_, values, x.local(), halo, partial);
     space.fence();
 
     // Partial rows to Y's owners (values only: the owners know the rows), added in rank order so
@@ -338,8 +338,7 @@ class grid_spmm_plan {
   Kokkos::View<local_index*, mem> rows_;     // 0, 1, ...: every partial row
   mutable kernels::spmm_rows_state<T, mem> rows_state_;  // the device kernel's schedule, made on the first product
   Kokkos::View<offset_type*, mem> ptr_;
-  Kokkos::View<local_index*, mem> col_;
-  kernels::column_sources<mem> sources_;     // per needed column: X's own block or the halo, and which row
+  Kokkos::View<local_index*, mem> x_source_;  // per entry of the share: its row of X, own (>= 0) or halo (~h)
   Kokkos::View<std::size_t*, mem> send_rows_;  // partial rows grouped by Y's owner
   std::size_t arrivals_ = 0;                 // partial rows of Y received per product
   // An apply's two exchanges, in bytes: X's rows this rank answers and receives (the inverse of

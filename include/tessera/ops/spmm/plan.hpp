@@ -324,9 +324,8 @@ class spmm_plan {
                      const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& x_local,
                      const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y,
                      bool streaming) const {
-    kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, rows, state, block.row_ptr, block.col_idx,
-                                                                   block.values, sources_, x_local, halo, y.local(),
-                                                                   streaming);
+    kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, rows, state, block.row_ptr, x_source_,
+                                                                   block.values, x_local, halo, y.local(), streaming);
   }
 
   // X gathered in A's column-map order (LayoutLeft, as Kokkos-Kernels' multivector spmv wants), then spmv.
@@ -502,15 +501,8 @@ class spmm_plan {
       for (offset_type e = row_ptr(r); e < row_ptr(r + 1) && !remote; ++e) remote = local_flag(col_idx(e)) == 0;
       (remote ? boundary : interior).push_back(r);
     }
-    if constexpr (kernels::prefers_balanced_spmm<execution_space>) {
-      // Every column reads this rank's X: the device kernel reads each entry's row of X from one
-      // array (4 bytes per entry) instead of looking it up through the column's source.
-      if (remote.empty() && col_idx.extent(0) > 0) {
-        std::vector<local_index> x_row(col_idx.extent(0));
-        for (std::size_t e = 0; e < x_row.size(); ++e) x_row[e] = source_row(static_cast<std::size_t>(col_idx(e)));
-        interior_state_.x_row = to_view<local_index, memory_space>(x_row, "tessera::spmm::x_row");
-      }
-    }
+    if (options_.kernel == spmm_kernel::tessera)  // Kokkos-Kernels' spmv reads X gathered by column instead
+      x_source_ = kernels::entry_sources(execution_space{}, Kokkos::View<const local_index*, memory_space>(block.col_idx), sources_);
     interior_rows_ = to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
     boundary_rows_ = to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
     rows_ = block.num_rows();
@@ -527,6 +519,7 @@ class spmm_plan {
   mutable detail::structure_fingerprint<3> structure_;  ///< A's row pointers, columns and column map at inspection
   std::vector<run> runs_;
   kernels::column_sources<memory_space> sources_;
+  Kokkos::View<const local_index*, memory_space> x_source_;  ///< per entry of A, its row of X (entry_sources)
   Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
   // The kernel's per-row-list state on devices (schedule made on the first product): products are
   // collective and never concurrent on one plan, so apply may keep it.
