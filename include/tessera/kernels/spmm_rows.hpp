@@ -93,6 +93,7 @@ inline constexpr offset_type x_prefetch_distance = 16;
 /// Whether the host kernel prefetches rows of Width Ts: only rows of a cache line or more. A
 /// shorter row (k < 8 doubles) is one line that X's whole block shares with its neighbours, and
 /// finding it ahead cost more than waiting for it (R-MAT 16, k = 1: 0.85 ms without, 1.33-1.53 with).
+/// (Tested in a plain `if`: nvcc refuses a device lambda's first capture inside `if constexpr`.)
 template <int Width, class T>
 inline constexpr bool prefetches_rows = Width * sizeof(T) >= 64;
 
@@ -144,9 +145,8 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
       for (int j = 0; j < regs; ++j) acc[j] = vec::zero();
       const offset_type end = row_ptr(r + 1);
       for (offset_type e = row_ptr(r); e < end; ++e) {
-        if constexpr (detail::prefetches_rows<Width, T>) {
-          if (e + detail::x_prefetch_distance < nnz) detail::prefetch_row<Width>(x_row(e + detail::x_prefetch_distance));
-        }
+        if (detail::prefetches_rows<Width, T> && e + detail::x_prefetch_distance < nnz)
+          detail::prefetch_row<Width>(x_row(e + detail::x_prefetch_distance));
         const auto a = vec::broadcast(values(e));
         const T* in = x_row(e);
         for (int j = 0; j < regs; ++j) acc[j] = vec::fma(a, vec::load(in + j * vec::lanes), acc[j]);
@@ -167,9 +167,8 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
         // The row's end in a register: re-reading row_ptr(r + 1) every entry measured 1.5x slower.
         const offset_type end = row_ptr(r + 1);
         for (offset_type e = row_ptr(r); e < end; ++e) {
-          if constexpr (detail::prefetches_rows<Width, T>) {
-            if (e + detail::x_prefetch_distance < nnz) detail::prefetch_row<Width>(x_row(e + detail::x_prefetch_distance));
-          }
+          if (detail::prefetches_rows<Width, T> && e + detail::x_prefetch_distance < nnz)
+            detail::prefetch_row<Width>(x_row(e + detail::x_prefetch_distance));
           const T a = values(e);
           const T* in = x_row(e);
           for (int t = 0; t < Width; ++t) acc[t] += a * in[t];

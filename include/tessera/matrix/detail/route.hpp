@@ -63,28 +63,32 @@ struct compact_entry_record {
 };
 
 /// The entries of received buckets of `Record`s, in the order of their source ranks, with `kept`
-/// (this rank's own entries, which never went through the buckets) after those of rank `me`.
-template <class T, class Record = entry_record<T>>
-triplets<T> read_entries(const buckets<std::byte>& incoming, int me = 0, const triplets<T>& kept = {}) {
+/// entries (this rank's own, which never went through the buckets) after those of rank `me`:
+/// `write_kept(rows, cols, values)` writes them at the pointers it is given.
+template <class T, class Record = entry_record<T>, class WriteKept>
+triplets<T> read_entries(const buckets<std::byte>& incoming, int me, std::size_t kept, WriteKept&& write_kept) {
   using record = Record;
   triplets<T> out;
   const std::size_t count = incoming.data.size() / record::size;
-  const std::size_t before =
-      kept.size() == 0 ? count : incoming.offsets[static_cast<std::size_t>(me) + 1] / record::size;
-  const std::size_t total = count + kept.size();
+  const std::size_t before = kept == 0 ? count : incoming.offsets[static_cast<std::size_t>(me) + 1] / record::size;
+  const std::size_t total = count + kept;
   out.rows.resize(total);
   out.cols.resize(total);
   out.values.resize(total);
   for (std::size_t k = 0; k < before; ++k)
     record::read(incoming.data.data() + k * record::size, out.rows[k], out.cols[k], out.values[k]);
-  std::copy(kept.rows.begin(), kept.rows.end(), out.rows.begin() + static_cast<std::ptrdiff_t>(before));
-  std::copy(kept.cols.begin(), kept.cols.end(), out.cols.begin() + static_cast<std::ptrdiff_t>(before));
-  std::copy(kept.values.begin(), kept.values.end(), out.values.begin() + static_cast<std::ptrdiff_t>(before));
+  if (kept > 0) write_kept(out.rows.data() + before, out.cols.data() + before, out.values.data() + before);
   for (std::size_t k = before; k < count; ++k) {
-    const std::size_t at = k + kept.size();
+    const std::size_t at = k + kept;
     record::read(incoming.data.data() + k * record::size, out.rows[at], out.cols[at], out.values[at]);
   }
   return out;
+}
+
+/// The entries of received buckets of `Record`s, in the order of their source ranks.
+template <class T, class Record = entry_record<T>>
+triplets<T> read_entries(const buckets<std::byte>& incoming) {
+  return read_entries<T, Record>(incoming, 0, 0, [](global_index*, global_index*, T*) {});
 }
 
 /// Collective: every entry goes to `mapping.owner(row, col)` (to every replica with a
@@ -97,7 +101,10 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
   using record = entry_record<T>;
   const std::size_t n = values.size();
   const int me = comm.rank();
-  triplets<T> kept;  // this rank's own entries: copied once, not packed, exchanged and unpacked
+  // This rank's own entries, where most are (keep_own): copied once, straight into the result,
+  // not packed, exchanged and unpacked.
+  std::vector<int> dest;
+  std::size_t kept = 0;
   buckets<std::byte> outgoing = comm.collectively([&] {
     bucket_builder<std::byte> builder(comm.size());
     if constexpr (replicated_mapping<Mapping>) {
@@ -109,7 +116,7 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
         for (int r : mapping.replicas(rows[k], cols[k]))
           record::write(builder.claim(r, record::size), rows[k], cols[k], values[k]);
     } else {
-      std::vector<int> dest(n);
+      dest.resize(n);
       std::size_t staying = 0;
       for (std::size_t k = 0; k < n; ++k) {
         dest[k] = mapping.owner(rows[k], cols[k]);
@@ -122,10 +129,9 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
       for (std::size_t k = 0; k < n; ++k) builder.count(dest[k], keep_own && dest[k] == me ? 0 : record::size);
       builder.allocate();
       if (keep_own) {
-        kept.reserve(staying);
+        kept = staying;
         for (std::size_t k = 0; k < n; ++k)
-          if (dest[k] == me) kept.push_back(rows[k], cols[k], values[k]);
-          else record::write(builder.claim(dest[k], record::size), rows[k], cols[k], values[k]);
+          if (dest[k] != me) record::write(builder.claim(dest[k], record::size), rows[k], cols[k], values[k]);
       } else {
         for (std::size_t k = 0; k < n; ++k)
           record::write(builder.claim(dest[k], record::size), rows[k], cols[k], values[k]);
@@ -137,7 +143,18 @@ triplets<T> route_to_owners(const communicator& comm, const Backend& backend, co
   buckets<std::byte> incoming = backend.exchange(comm, outgoing);
   outgoing = {};
 
-  return comm.collectively([&] { return read_entries<T>(incoming, me, kept); });
+  return comm.collectively([&] {
+    return read_entries<T>(incoming, me, kept, [&](global_index* out_rows, global_index* out_cols, T* out_values) {
+      std::size_t at = 0;
+      for (std::size_t k = 0; k < n; ++k)
+        if (dest[k] == me) {
+          out_rows[at] = rows[k];
+          out_cols[at] = cols[k];
+          out_values[at] = values[k];
+          ++at;
+        }
+    });
+  });
 }
 
 }  // namespace tessera::detail
