@@ -27,8 +27,11 @@ struct column_sources {
   Kokkos::View<local_index*, MemorySpace> row;
 };
 
-/// Per entry of A (columns `col_idx`), the row of X it reads: the row of this rank's X (>= 0) or
-/// ~(row of the halo) (< 0). The kernels read this instead of A's columns: one sequential load per
+/// The kernels' name for a row of X: row `row` of this rank's X (`own`) as itself (>= 0), row
+/// `row` of the halo as ~row (< 0).
+KOKKOS_INLINE_FUNCTION local_index x_source_of(const bool own, const local_index row) { return own ? row : ~row; }
+
+/// Per entry of A (columns `col_idx`), the row of X it reads (x_source_of). The kernels read this instead of A's columns: one sequential load per
 /// entry in place of the column, its buffer and its row (three dependent loads, two of them at
 /// random places of per-column arrays). Made once per plan, in the execution space; 4 bytes per entry.
 template <class ExecSpace, class MemorySpace>
@@ -42,7 +45,7 @@ Kokkos::View<local_index*, MemorySpace> entry_sources(const ExecSpace& exec,
   Kokkos::parallel_for(
       "tessera::spmm::x_source", Kokkos::RangePolicy<ExecSpace>(exec, 0, col_idx.extent(0)), KOKKOS_LAMBDA(const std::size_t e) {
         const local_index c = col_idx(e);
-        out(e) = local(c) ? row(c) : ~row(c);
+        out(e) = x_source_of(local(c) != 0, row(c));
       });
   return out;
 }

@@ -208,9 +208,8 @@ class grid_spmm_plan {
       }
     }
 
-    // The share as CSR over its distinct rows, each entry naming the row of X it reads (kernels::
-    // entry_sources' numbering: own rows >= 0, halo rows ~h), values as positions among the held
-    // entries (read again at every apply).
+    // The share as CSR over its distinct rows, each entry naming the row of X it reads
+    // (kernels::x_source_of), values as positions among the held entries (read again at every apply).
     const auto grouped = detail::group_by_row(share);
     partial_rows_ = grouped.rows;
     std::vector<local_index> x_source(share.size());
@@ -218,7 +217,7 @@ class grid_spmm_plan {
     for (std::size_t e = 0; e < share.size(); ++e) {
       const std::size_t s = grouped.order[e];
       const auto n = static_cast<std::size_t>(std::lower_bound(needed.begin(), needed.end(), share.cols[s]) - needed.begin());
-      x_source[e] = source_local[n] ? source_row[n] : ~source_row[n];
+      x_source[e] = kernels::x_source_of(source_local[n] != 0, source_row[n]);
       value_of[e] = share_of_held[s];
     }
     std::vector<local_index> all_rows(partial_rows_.size());

@@ -501,8 +501,13 @@ class spmm_plan {
       for (offset_type e = row_ptr(r); e < row_ptr(r + 1) && !remote; ++e) remote = local_flag(col_idx(e)) == 0;
       (remote ? boundary : interior).push_back(r);
     }
-    if (options_.kernel == spmm_kernel::tessera)  // Kokkos-Kernels' spmv reads X gathered by column instead
-      x_source_ = kernels::entry_sources(execution_space{}, Kokkos::View<const local_index*, memory_space>(block.col_idx), sources_);
+    if (options_.kernel == spmm_kernel::tessera) {
+      // tessera's kernels read per-entry sources; only Kokkos-Kernels' gather reads per-column ones.
+      const execution_space exec;
+      x_source_ = kernels::entry_sources(exec, Kokkos::View<const local_index*, memory_space>(block.col_idx), sources_);
+      exec.fence();
+      sources_ = {};
+    }
     interior_rows_ = to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
     boundary_rows_ = to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
     rows_ = block.num_rows();
@@ -518,8 +523,8 @@ class spmm_plan {
   local_index rows_ = 0;
   mutable detail::structure_fingerprint<3> structure_;  ///< A's row pointers, columns and column map at inspection
   std::vector<run> runs_;
-  kernels::column_sources<memory_space> sources_;
-  Kokkos::View<const local_index*, memory_space> x_source_;  ///< per entry of A, its row of X (entry_sources)
+  kernels::column_sources<memory_space> sources_;  ///< per column of A (Kokkos-Kernels' kernel only)
+  Kokkos::View<const local_index*, memory_space> x_source_;  ///< per entry of A, its row of X (tessera's kernel only)
   Kokkos::View<const local_index*, memory_space> interior_rows_, boundary_rows_;
   // The kernel's per-row-list state on devices (schedule made on the first product): products are
   // collective and never concurrent on one plan, so apply may keep it.
