@@ -53,6 +53,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -79,13 +80,16 @@ struct inference_settings {
 };
 
 /// The fused activation: bias on the nonzeros of Z only, then clamp to [0, ymax].
+/// Written without branches (both sides computed, then selected: the same value for every z,
+/// NaN included) so that compilers vectorise the loops that apply it: the branching form was a
+/// scalar loop that mispredicted on every other element and cost more than the layer's product.
 template <class T>
 struct bias_relu_clamp {
   T bias, ymax;
   KOKKOS_INLINE_FUNCTION T operator()(const T& z) const {
-    if (z == T(0)) return T(0);
     const T y = z + bias;
-    return y < T(0) ? T(0) : (y > ymax ? ymax : y);
+    const T clamped = y < T(0) ? T(0) : (y > ymax ? ymax : y);
+    return z == T(0) ? T(0) : clamped;
   }
 };
 
@@ -375,11 +379,12 @@ void activate_blocks_by_row(const typename tessera::dist_dense<T, Policy>::view_
   constexpr std::size_t block = activation_block;
   Kokkos::parallel_for(
       "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks), KOKKOS_LAMBDA(const std::size_t b) {
-        char* mark = &kept(b, 0);
+        // Restrict: a char store may alias anything, and without it the loop below is not vectorised.
+        char* KOKKOS_RESTRICT mark = &kept(b, 0);
         for (std::size_t t = 0; t < width; ++t) mark[t] = 0;
         const std::size_t last = (b + 1) * block < rows ? (b + 1) * block : rows;
         for (std::size_t i = b * block; i < last; ++i) {
-          T* row = &z(i, 0);
+          T* KOKKOS_RESTRICT row = &z(i, 0);
           for (std::size_t t = 0; t < width; ++t) {
             const T y = act(row[t]);
             row[t] = y;
@@ -414,12 +419,12 @@ template <class T, class Policy>
 void compact_columns_by_element(const typename tessera::dist_dense<T, Policy>::view_type& from,
                                 const typename tessera::dist_dense<T, Policy>::view_type& to,
                                 const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
-  const std::size_t kept = keep.extent(0);
+  const std::size_t kept = keep.extent(0), width = to.extent(1);
   Kokkos::parallel_for(
-      "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0) * kept),
+      "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0) * width),
       KOKKOS_LAMBDA(const std::size_t i) {
-        const std::size_t r = i / kept, t = i % kept;
-        to(r, t) = from(r, static_cast<std::size_t>(keep(t)));
+        const std::size_t r = i / width, t = i % width;
+        to(r, t) = t < kept ? from(r, static_cast<std::size_t>(keep(t))) : T(0);
       });
 }
 
@@ -427,15 +432,17 @@ template <class T, class Policy>
 void compact_columns_by_row(const typename tessera::dist_dense<T, Policy>::view_type& from,
                             const typename tessera::dist_dense<T, Policy>::view_type& to,
                             const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
-  const std::size_t kept = keep.extent(0);
+  const std::size_t kept = keep.extent(0), width = to.extent(1);
   Kokkos::parallel_for(
       "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0)),
       KOKKOS_LAMBDA(const std::size_t i) {
         for (std::size_t t = 0; t < kept; ++t) to(i, t) = from(i, static_cast<std::size_t>(keep(t)));
+        for (std::size_t t = kept; t < width; ++t) to(i, t) = T(0);
       });
 }
 
-/// to(:, t) = from(:, keep(t)) for the kept columns: on a device a thread per element (neighbours
+/// to(:, t) = from(:, keep(t)) for the kept columns, 0 in to's columns after them (to is reused
+/// from batch to batch): on a device a thread per element (neighbours
 /// write neighbouring columns), on host cores a work item per row.
 template <class T, class Policy>
 void compact_columns(const typename tessera::dist_dense<T, Policy>::view_type& from,
@@ -581,18 +588,40 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
     const auto batches = static_cast<std::size_t>((images_here + batch - 1) / batch);
     const auto& w_rows = p.layers.front().mapping();
     using dense = tessera::dist_dense<T, Policy>;
+    // The blocks of each width a batch goes through (the batch's, then the powers of two it is
+    // compacted to: at most twice the batch's memory in all), made at the first batch and used by
+    // every later one. Made anew per batch, their pages were faulted in and zeroed again each time.
+    struct width_buffers {
+      dense y, z;
+      Kokkos::View<char*, typename Policy::memory_space> flags;
+      Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space> marks;
+    };
+    std::map<std::int64_t, width_buffers> buffers;  // collective when it makes one: every rank asks for the same widths
+    const auto buffers_of = [&](const std::int64_t width) -> width_buffers& {
+      auto found = buffers.find(width);
+      if (found == buffers.end()) {
+        dense y(p.comm, w_rows, width), z(p.comm, w_rows, width);
+        Kokkos::View<char*, typename Policy::memory_space> flags("spdnn::live", static_cast<std::size_t>(width));
+        auto marks = detail::activation_marks<Policy>(y.local().extent(0), static_cast<std::size_t>(width));
+        found = buffers.emplace(width, width_buffers{std::move(y), std::move(z), flags, marks}).first;
+      }
+      return found->second;
+    };
     for (std::size_t b = 0; b < batches; ++b) {
       std::int64_t width = batch;
       std::vector<std::int64_t> image_of(static_cast<std::size_t>(width), -1);
       const auto batch_first = static_cast<std::int64_t>(b) * batch;
       for (std::int64_t t = 0; t < width && batch_first + t < images_here; ++t)
         image_of[static_cast<std::size_t>(t)] = batch_first + t;
-      dense y(p.comm, w_rows, width), z(p.comm, w_rows, width);
+      const bool first_use = !buffers.contains(width);
+      auto* current = &buffers_of(width);
+      dense y = current->y, z = current->z;
+      if (!first_use) y.fill(T(0));  // fill_batch writes the batch's nonzeros only
       detail::fill_batch<T, Policy>(y0_rows, y0_col_map, local_column_at(batch_first), local_column_at(batch_first + batch),
                                     batch_first, y.local());
       std::int64_t live = width;
-      Kokkos::View<char*, typename Policy::memory_space> flags("spdnn::live", static_cast<std::size_t>(width));
-      auto marks = detail::activation_marks<Policy>(y.local().extent(0), static_cast<std::size_t>(width));
+      auto flags = current->flags;
+      auto marks = current->marks;
       for (std::size_t l = 0; l < p.layers.size() && live > 0; ++l) {
         tessera::spmm(p.layers[l], y, z);
         detail::activate_dense<T, Policy>(z.local(), flags, marks, act);
@@ -620,13 +649,13 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
             keep.push_back(static_cast<std::int64_t>(t));
           }
         const auto keep_view = tessera::to_view<std::int64_t, typename Policy::memory_space>(keep, "spdnn::keep");
-        dense compact(p.comm, w_rows, new_width);
+        current = &buffers_of(new_width);
         const auto kept = keep.size();
-        detail::compact_columns<T, Policy>(y.local(), compact.local(), keep_view);
-        y = compact;
-        z = dense(p.comm, w_rows, new_width);
-        flags = Kokkos::View<char*, typename Policy::memory_space>("spdnn::live", static_cast<std::size_t>(new_width));
-        marks = detail::activation_marks<Policy>(y.local().extent(0), static_cast<std::size_t>(new_width));
+        detail::compact_columns<T, Policy>(y.local(), current->y.local(), keep_view);
+        y = current->y;
+        z = current->z;
+        flags = current->flags;
+        marks = current->marks;
         image_of = std::move(new_image);
         width = new_width;
         if (l + 1 == p.layers.size())

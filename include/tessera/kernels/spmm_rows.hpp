@@ -180,13 +180,128 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
       });
 }
 
+namespace detail {
+/// Columns of Y that spmm_rows' wide-row path computes per pass: eight SIMD registers of
+/// accumulators (64 floats or 32 doubles with AVX2), which leaves registers for the loads.
+template <class T>
+inline constexpr int panel_width = 8 * host_vector<T>::lanes;
+
+/// Whether the panel path pays for a product whose listed rows hold about `entries` entries of A
+/// reading `x_rows` rows of X: when the panel of X stays near the core (a few MiB: L2, or a core's
+/// share of L3) from one row of A to the next, and each packed row of X is read often enough (16
+/// times on average) to repay packing it. SpDNN (1,024 and 4,096 rows, 32 entries per row: 256 KiB
+/// and 1 MiB panels) ran 1.5-1.7x faster in panels; R-MAT 16 at k = 128 and 256 (a 16 MiB panel per
+/// rank) 1.2-1.5x slower, and the 2-D Laplacian 96² and R-MAT 12 (5 and 8 entries per row of X,
+/// panels of 1 MiB) 1.4-2x slower, than row by row.
+template <class T>
+bool x_panel_pays(const std::size_t x_rows, const std::size_t entries) {
+  constexpr std::size_t budget_bytes = std::size_t{4} << 20;
+  constexpr std::size_t reads_per_row = 16;
+  return x_rows * panel_width<T> * sizeof(T) <= budget_bytes && entries >= reads_per_row * x_rows;
+}
+
+/// X's columns [first, first + panel_width) of every row, this rank's rows then the halo's, packed
+/// one after the other into `panel` (rows x panel_width).
+template <class ExecSpace, class T, class MemorySpace>
+void pack_x_panel(const ExecSpace& exec, const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                  const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
+                  const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& panel, const local_index first) {
+  const std::size_t own = x_local.extent(0);
+  Kokkos::parallel_for(
+      "tessera::spmm_rows_pack", Kokkos::RangePolicy<ExecSpace>(exec, 0, panel.extent(0)), KOKKOS_LAMBDA(const std::size_t s) {
+        const T* from = s < own ? &x_local(s, first) : &x_halo(s - own, first);
+        T* to = &panel(s, 0);
+        for (int t = 0; t < panel_width<T>; ++t) to[t] = from[t];
+      });
+}
+
+/// Y(r, first + [0, panel_width)) for every r in `rows`, the panel of Y in registers, reading X's
+/// same columns from `panel` (pack_x_panel). Run for one panel of columns at a time over all rows,
+/// so that what the rows read of X stays in L2 from one row to the next (1,024 rows of 64 floats:
+/// 256 KB), where row after row over the whole width X (1,024 x 4,096 floats: 16 MB) came from L3
+/// or memory and Y's row went through L1 once per four entries. Packed, because in place the
+/// panel's pieces of X's rows lie a row's length apart: at SpDNN's power-of-two widths that is a
+/// multiple of 4 KiB, so they all fall into the same few sets of L1 and L2 and evict each other.
+/// A is read once per panel: 12 bytes per entry against 256 of X. Same FMAs in the same order as
+/// spmm_rows_pass.
+template <class ExecSpace, class T, class MemorySpace>
+void spmm_rows_panel(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
+                     const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
+                     const Kokkos::View<const local_index*, MemorySpace>& x_source,
+                     const Kokkos::View<const T*, MemorySpace>& values,
+                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& panel, const local_index own_rows,
+                     const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, const local_index first) {
+  using vec = host_vector<T>;
+  constexpr int regs = panel_width<T> / vec::lanes;
+  Kokkos::parallel_for(
+      "tessera::spmm_rows_panel", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        const local_index r = rows(i);
+        typename vec::reg acc[regs];
+        for (int j = 0; j < regs; ++j) acc[j] = vec::zero();
+        const offset_type end = row_ptr(r + 1);
+        for (offset_type e = row_ptr(r); e < end; ++e) {
+          const local_index source = x_source(e);
+          const T* in = &panel(source >= 0 ? source : own_rows + ~source, 0);
+          const auto a = vec::broadcast(values(e));
+          for (int j = 0; j < regs; ++j) acc[j] = vec::fma(a, vec::load(in + j * vec::lanes), acc[j]);
+        }
+        T* out = &y(r, first);
+        for (int j = 0; j < regs; ++j) vec::store(out + j * vec::lanes, acc[j]);
+      });
+}
+
+/// Y(r, [first, k)) for every r in `rows`, Y's row updated in memory four entries of A per pass
+/// over it (each element of Y loaded and stored once per four products, not once per product).
+/// The sums keep their order: ((y + a0 x0) + a1 x1) + ..., entry after entry.
+template <class ExecSpace, class T, class MemorySpace>
+void spmm_rows_columns(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
+                       const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
+                       const Kokkos::View<const local_index*, MemorySpace>& x_source,
+                       const Kokkos::View<const T*, MemorySpace>& values,
+                       const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
+                       const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
+                       const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, const local_index first) {
+  const rows_of_x<T, MemorySpace> x_row{x_source, x_local, x_halo};
+  const auto n = static_cast<local_index>(y.extent(1)) - first;
+  Kokkos::parallel_for(
+      "tessera::spmm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        const local_index r = rows(i);
+        T* KOKKOS_RESTRICT out = &y(r, first);
+        for (local_index t = 0; t < n; ++t) out[t] = T{};
+        offset_type e = row_ptr(r);
+        const offset_type end = row_ptr(r + 1);
+        for (; e + 4 <= end; e += 4) {
+          const T a0 = values(e), a1 = values(e + 1), a2 = values(e + 2), a3 = values(e + 3);
+          const T* KOKKOS_RESTRICT in0 = x_row(e) + first;
+          const T* KOKKOS_RESTRICT in1 = x_row(e + 1) + first;
+          const T* KOKKOS_RESTRICT in2 = x_row(e + 2) + first;
+          const T* KOKKOS_RESTRICT in3 = x_row(e + 3) + first;
+          for (local_index t = 0; t < n; ++t) {
+            T sum = out[t];
+            sum += a0 * in0[t];
+            sum += a1 * in1[t];
+            sum += a2 * in2[t];
+            sum += a3 * in3[t];
+            out[t] = sum;
+          }
+        }
+        for (; e < end; ++e) {
+          const T a = values(e);
+          const T* KOKKOS_RESTRICT in = x_row(e) + first;
+          for (local_index t = 0; t < n; ++t) out[t] += a * in[t];
+        }
+      });
+}
+}  // namespace detail
+
 /// For each r in `rows`: Y(r, :) = sum over the row's entries e of value(e) * (the row of X that
 /// x_source(e) names: see entry_sources).
 ///
 /// Rows run in parallel; the k loop is innermost over contiguous memory
 /// (LayoutRight), which is the loop compilers vectorise. Widths 1 to 64 that are powers of two
 /// (the common ones) accumulate a row of Y in a fixed-size local array the compiler keeps in
-/// registers, and store it once: the generic loop loads and stores Y(r, :) once per entry.
+/// registers, and store it once; wider rows go panel by panel of columns (spmm_rows_panel), each
+/// panel over all rows; what is left of a width, row by row (spmm_rows_columns).
 template <int Width, class ExecSpace, class T, class MemorySpace>
 void spmm_rows_fixed(const ExecSpace& exec, const Kokkos::View<const local_index*, MemorySpace>& rows,
                      const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
@@ -227,39 +342,23 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
     case 64: return spmm_rows_fixed<64>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
     default: break;
   }
-  const detail::rows_of_x<T, MemorySpace> x_row{x_source, x_local, x_halo};
-  // Any other width: Y's row is updated in memory, four entries of A per pass over it, so each
-  // element of Y is loaded and stored once per four products instead of once per product (SpDNN's
-  // batches of 128 to 1,024 images spent a quarter of their inference here one entry at a time).
-  // The sums keep their order: ((y + a0 x0) + a1 x1) + ..., entry after entry.
-  Kokkos::parallel_for(
-      "tessera::spmm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-        const local_index r = rows(i);
-        T* KOKKOS_RESTRICT out = &y(r, 0);
-        for (local_index t = 0; t < k; ++t) out[t] = T{};
-        offset_type e = row_ptr(r);
-        const offset_type end = row_ptr(r + 1);
-        for (; e + 4 <= end; e += 4) {
-          const T a0 = values(e), a1 = values(e + 1), a2 = values(e + 2), a3 = values(e + 3);
-          const T* KOKKOS_RESTRICT in0 = x_row(e);
-          const T* KOKKOS_RESTRICT in1 = x_row(e + 1);
-          const T* KOKKOS_RESTRICT in2 = x_row(e + 2);
-          const T* KOKKOS_RESTRICT in3 = x_row(e + 3);
-          for (local_index t = 0; t < k; ++t) {
-            T sum = out[t];
-            sum += a0 * in0[t];
-            sum += a1 * in1[t];
-            sum += a2 * in2[t];
-            sum += a3 * in3[t];
-            out[t] = sum;
-          }
-        }
-        for (; e < end; ++e) {
-          const T a = values(e);
-          const T* KOKKOS_RESTRICT in = x_row(e);
-          for (local_index t = 0; t < k; ++t) out[t] += a * in[t];
-        }
-      });
+  // Any other width (SpDNN's batches: hundreds to thousands of images) in column panels.
+  local_index done = 0;
+  if constexpr (has_register_rows<detail::panel_width<T>, ExecSpace, T>) {
+    const std::size_t a_rows = row_ptr.extent(0) > 0 ? row_ptr.extent(0) - 1 : 0;
+    const auto entries = static_cast<std::size_t>(  // the listed rows' share
+        a_rows > 0 ? static_cast<double>(x_source.extent(0)) * static_cast<double>(rows.extent(0)) / static_cast<double>(a_rows) : 0.0);
+    if (detail::x_panel_pays<T>(x_local.extent(0) + x_halo.extent(0), entries)) done = k - k % detail::panel_width<T>;
+    const auto own_rows = static_cast<local_index>(x_local.extent(0));
+    Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> panel(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm_rows::x_panel"),
+        done > 0 ? x_local.extent(0) + x_halo.extent(0) : 0, detail::panel_width<T>);
+    for (local_index first = 0; first < done; first += detail::panel_width<T>) {
+      detail::pack_x_panel(exec, x_local, x_halo, panel, first);
+      detail::spmm_rows_panel<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, panel, own_rows, y, first);
+    }
+  }
+  if (done < k) detail::spmm_rows_columns(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, done);
 }
 
 }  // namespace tessera::kernels
