@@ -17,9 +17,11 @@
 //                     image has no entries left, so it costs nothing later.
 //   --mode spmm       Y' dense, in batches of images: Z = spmm(W', Y') with
 //                     the plan of each layer cached and reused by every batch;
-//                     dead images are dropped by compacting the batch to the
-//                     next power of two of the live ones (so the plans of a
-//                     few widths serve all batches).
+//                     dead images are dropped by compacting the batch: to
+//                     the live ones rounded up to 64 where a layer's plan
+//                     serves any width (data parallel), else to the next
+//                     power of two (so the plans of a few widths serve all
+//                     batches).
 
 #include "network.hpp"
 #include "tsv.hpp"
@@ -53,7 +55,6 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -588,24 +589,35 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
     const auto batches = static_cast<std::size_t>((images_here + batch - 1) / batch);
     const auto& w_rows = p.layers.front().mapping();
     using dense = tessera::dist_dense<T, Policy>;
-    // The blocks of each width a batch goes through (the batch's, then the powers of two it is
-    // compacted to: at most twice the batch's memory in all), made at the first batch and used by
-    // every later one. Made anew per batch, their pages were faulted in and zeroed again each time.
-    struct width_buffers {
-      dense y, z;
-      Kokkos::View<char*, typename Policy::memory_space> flags;
-      Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space> marks;
+    using memory_space = typename Policy::memory_space;
+    // Two workspaces of the batch's width, made once: each step's Y and Z are blocks laid over them
+    // at the step's width (dist_dense over the caller's memory), so nothing is allocated, faulted in
+    // or zeroed per batch or per compaction (made anew, the blocks' pages were faulted in and zeroed
+    // again for every batch). The activation's flags and marks likewise.
+    const dense workspace[2] = {dense(p.comm, w_rows, batch), dense(p.comm, w_rows, batch)};
+    const auto rows_here = workspace[0].local().extent(0);
+    const Kokkos::View<char*, memory_space> flags_workspace("spdnn::live", static_cast<std::size_t>(batch));
+    const auto marks_workspace = detail::activation_marks<Policy>(rows_here, static_cast<std::size_t>(batch));
+    const auto block_over = [&](const int which, const std::int64_t width) {
+      return dense(p.comm, w_rows, typename dense::view_type(workspace[which].local().data(), rows_here, static_cast<std::size_t>(width)));
     };
-    std::map<std::int64_t, width_buffers> buffers;  // collective when it makes one: every rank asks for the same widths
-    const auto buffers_of = [&](const std::int64_t width) -> width_buffers& {
-      auto found = buffers.find(width);
-      if (found == buffers.end()) {
-        dense y(p.comm, w_rows, width), z(p.comm, w_rows, width);
-        Kokkos::View<char*, typename Policy::memory_space> flags("spdnn::live", static_cast<std::size_t>(width));
-        auto marks = detail::activation_marks<Policy>(y.local().extent(0), static_cast<std::size_t>(width));
-        found = buffers.emplace(width, width_buffers{std::move(y), std::move(z), flags, marks}).first;
-      }
-      return found->second;
+    const auto flags_of = [&](const std::int64_t width) {
+      return Kokkos::View<char*, memory_space>(flags_workspace.data(), static_cast<std::size_t>(width));
+    };
+    const auto marks_of = [&](const std::int64_t width) {
+      return Kokkos::View<char**, Kokkos::LayoutRight, memory_space>(marks_workspace.data(), marks_workspace.extent(0),
+                                                                     static_cast<std::size_t>(width));
+    };
+    // Dead images are dropped by compacting the live ones into a narrower block. Where W's plans
+    // serve any width (no rank fetches rows: data parallelism), to the live count rounded up to 64
+    // (whole panels of the SpMM kernel) as soon as that saves an eighth; otherwise to the next
+    // power of two once half are dead, so that a few widths' plans serve every batch.
+    const bool any_width = tessera::spmm_plan_for(p.layers.front(), workspace[0]).any_width();
+    const auto compacted_width = [&](const std::int64_t live, const std::int64_t width) -> std::int64_t {
+      const auto pow2 = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(live)));
+      if (!any_width) return live <= width / 2 ? pow2 : width;
+      const std::int64_t rounded = live <= 64 ? pow2 : (live + 63) / 64 * 64;
+      return rounded <= width - width / 8 ? rounded : width;
     };
     for (std::size_t b = 0; b < batches; ++b) {
       std::int64_t width = batch;
@@ -613,15 +625,14 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
       const auto batch_first = static_cast<std::int64_t>(b) * batch;
       for (std::int64_t t = 0; t < width && batch_first + t < images_here; ++t)
         image_of[static_cast<std::size_t>(t)] = batch_first + t;
-      const bool first_use = !buffers.contains(width);
-      auto* current = &buffers_of(width);
-      dense y = current->y, z = current->z;
-      if (!first_use) y.fill(T(0));  // fill_batch writes the batch's nonzeros only
+      int y_at = 0;  // which workspace holds Y
+      dense y = block_over(y_at, width), z = block_over(1 - y_at, width);
+      if (b > 0) y.fill(T(0));  // fill_batch writes the batch's nonzeros only
       detail::fill_batch<T, Policy>(y0_rows, y0_col_map, local_column_at(batch_first), local_column_at(batch_first + batch),
                                     batch_first, y.local());
       std::int64_t live = width;
-      auto flags = current->flags;
-      auto marks = current->marks;
+      auto flags = flags_of(width);
+      auto marks = marks_of(width);
       for (std::size_t l = 0; l < p.layers.size() && live > 0; ++l) {
         tessera::spmm(p.layers[l], y, z);
         detail::activate_dense<T, Policy>(z.local(), flags, marks, act);
@@ -632,16 +643,18 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
           result.liveness_bytes += static_cast<std::int64_t>(alive.size());
         }
         std::swap(y, z);
+        y_at = 1 - y_at;
         live = std::count(alive.begin(), alive.end(), char{1});
         if (s.on_layer && world.rank() == 0) s.on_layer(static_cast<int>(l) + 1, seconds(), live);
-        if (live == 0 || live > width / 2) {
+        const std::int64_t new_width = live == 0 ? width : compacted_width(live, width);
+        if (new_width == width) {
           if (l + 1 == p.layers.size() || live == 0)
             for (std::size_t t = 0; t < alive.size(); ++t)
               if (alive[t] && image_of[t] >= 0) live_images.push_back(p.first_image + image_of[t]);
           continue;
         }
-        // Drop the dead images: compact the live columns into a batch of the next power of two.
-        const auto new_width = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(live)));
+        // Drop the dead images: the live columns, in order, into the other workspace (Z's: free
+        // until the next product) at the narrower width.
         std::vector<std::int64_t> keep, new_image(static_cast<std::size_t>(new_width), -1);
         for (std::size_t t = 0; t < alive.size(); ++t)
           if (alive[t]) {
@@ -649,13 +662,14 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
             keep.push_back(static_cast<std::int64_t>(t));
           }
         const auto keep_view = tessera::to_view<std::int64_t, typename Policy::memory_space>(keep, "spdnn::keep");
-        current = &buffers_of(new_width);
         const auto kept = keep.size();
-        detail::compact_columns<T, Policy>(y.local(), current->y.local(), keep_view);
-        y = current->y;
-        z = current->z;
-        flags = current->flags;
-        marks = current->marks;
+        dense compact = block_over(1 - y_at, new_width);
+        detail::compact_columns<T, Policy>(y.local(), compact.local(), keep_view);
+        y = compact;
+        y_at = 1 - y_at;
+        z = block_over(1 - y_at, new_width);
+        flags = flags_of(new_width);
+        marks = marks_of(new_width);
         image_of = std::move(new_image);
         width = new_width;
         if (l + 1 == p.layers.size())

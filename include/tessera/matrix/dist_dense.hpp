@@ -90,6 +90,26 @@ class dist_dense {
   dist_dense(const communicator& comm, const mapping_type& rows_like, global_index num_vectors)
       : dist_dense(comm, rows_like.with_shape(rows_like.global_rows(), num_vectors)) {}
 
+  /// Rows split as in `rows_like`, this rank's rows held in `local` as given: no allocation and no
+  /// zeroing. For blocks laid over memory you keep and reuse (a workspace of the largest width a
+  /// loop needs, viewed at the width of each step); the block shares `local`, and where that is an
+  /// unmanaged View the memory must outlive the block and every product that uses it.
+  /// The width is local.extent(1) and must be the same on every rank; local.extent(0) must be this
+  /// rank's row count under rows_like. Collective: a mismatch on any rank throws on every rank.
+  dist_dense(const communicator& comm, const mapping_type& rows_like, view_type local)
+      : comm_(comm), mapping_(rows_like.with_shape(rows_like.global_rows(), static_cast<global_index>(local.extent(1)))),
+        local_(std::move(local)) {
+    detail::agree_checks_and_mapping(comm_, mapping_, "dist_dense", detail::mapping_detail::shape, [&] {
+      TESSERA_REQUIRE(mapping_.num_ranks() == comm_.size(), dimension_mismatch,
+                      "dist_dense: the mapping is for {} ranks but the communicator has {}", mapping_.num_ranks(),
+                      comm_.size());
+      const local_extents ext = mapping_.extents(comm_.rank());
+      TESSERA_REQUIRE(static_cast<global_index>(local_.extent(0)) == static_cast<global_index>(ext.rows), dimension_mismatch,
+                      "dist_dense: the View given for rank {} has {} rows but the row split gives it {}", comm_.rank(),
+                      local_.extent(0), ext.rows);
+    });
+  }
+
   /// Copies share the local View (a handle). A move is such a copy: the moved-from block stays
   /// the block it was, so using it after std::move is valid, never a null dereference.
   dist_dense(const dist_dense&) = default;
