@@ -456,6 +456,23 @@ void compact_columns(const typename tessera::dist_dense<T, Policy>::view_type& f
   typename Policy::execution_space().fence();
 }
 
+/// to(:, at + i) = from(:, columns(i)): a batch's survivors appended to the pool (a work item
+/// per element: a handful of columns, every row).
+template <class T, class Policy>
+void append_columns(const typename tessera::dist_dense<T, Policy>::view_type& from,
+                    const Kokkos::View<std::int64_t*, typename Policy::memory_space>& columns,
+                    const typename tessera::dist_dense<T, Policy>::view_type& to, const std::int64_t at) {
+  const std::size_t count = columns.extent(0);
+  const auto first = static_cast<std::size_t>(at);
+  Kokkos::parallel_for(
+      "spdnn::append", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0) * count),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        const std::size_t r = i / count, c = i % count;
+        to(r, first + c) = from(r, static_cast<std::size_t>(columns(c)));
+      });
+  typename Policy::execution_space().fence();
+}
+
 /// First entry of row i (sorted columns) whose column is at least `column`.
 template <class RowPtr, class Cols>
 KOKKOS_INLINE_FUNCTION auto first_at_or_after(const RowPtr& row_ptr, const Cols& col_idx, std::size_t i,
@@ -619,23 +636,30 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
       const std::int64_t rounded = live <= 64 ? pow2 : (live + 63) / 64 * 64;
       return rounded <= width - width / 8 ? rounded : width;
     };
-    for (std::size_t b = 0; b < batches; ++b) {
-      std::int64_t width = batch;
-      std::vector<std::int64_t> image_of(static_cast<std::size_t>(width), -1);
-      const auto batch_first = static_cast<std::int64_t>(b) * batch;
-      for (std::int64_t t = 0; t < width && batch_first + t < images_here; ++t)
-        image_of[static_cast<std::size_t>(t)] = batch_first + t;
-      int y_at = 0;  // which workspace holds Y
-      dense y = block_over(y_at, width), z = block_over(1 - y_at, width);
-      if (b > 0) y.fill(T(0));  // fill_batch writes the batch's nonzeros only
-      detail::fill_batch<T, Policy>(y0_rows, y0_col_map, local_column_at(batch_first), local_column_at(batch_first + batch),
-                                    batch_first, y.local());
-      std::int64_t live = width;
-      auto flags = flags_of(width);
-      auto marks = marks_of(width);
-      for (std::size_t l = 0; l < p.layers.size() && live > 0; ++l) {
+    // The state of the images in flight: Y (in workspace y_at) and Z at `width` columns, column t
+    // holding image image_of[t] (-1: none).
+    int y_at = 0;
+    std::int64_t width = batch;
+    dense y = block_over(0, batch), z = block_over(1, batch);
+    std::vector<std::int64_t> image_of;
+    const auto lay_out = [&](const std::int64_t new_width) {
+      y = block_over(y_at, new_width);
+      z = block_over(1 - y_at, new_width);
+      width = new_width;
+    };
+    // Layers [from, to) on the images in flight, dropping the dead ones on the way. Returns the
+    // columns of Y alive at the end (with an image), or stops early, setting `cut`, once
+    // stop_when_few and at most a sixteenth of a batch lives.
+    const std::size_t layers = p.layers.size();
+    std::size_t cut = layers;  // where a batch's survivors join the pool (see below); layers: no pool
+    const auto run_layers = [&](const std::size_t from, const std::size_t to, const bool stop_when_few) {
+      std::vector<std::int64_t> alive_columns;
+      for (std::int64_t t = 0; t < width; ++t)
+        if (image_of[static_cast<std::size_t>(t)] >= 0) alive_columns.push_back(t);
+      for (std::size_t l = from; l < to && !alive_columns.empty(); ++l) {
+        auto flags = flags_of(width);
         tessera::spmm(p.layers[l], y, z);
-        detail::activate_dense<T, Policy>(z.local(), flags, marks, act);
+        detail::activate_dense<T, Policy>(z.local(), flags, marks_of(width), act);
         auto host_flags = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, flags);
         std::vector<char> alive(host_flags.data(), host_flags.data() + host_flags.extent(0));
         if (p.comm.size() > 1) {  // a column lives if any rank's neurons kept a nonzero
@@ -644,39 +668,81 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
         }
         std::swap(y, z);
         y_at = 1 - y_at;
-        live = std::count(alive.begin(), alive.end(), char{1});
+        alive_columns.clear();
+        for (std::size_t t = 0; t < alive.size(); ++t)
+          if (alive[t] && image_of[t] >= 0) alive_columns.push_back(static_cast<std::int64_t>(t));
+        const auto live = static_cast<std::int64_t>(alive_columns.size());
         if (s.on_layer && world.rank() == 0) s.on_layer(static_cast<int>(l) + 1, seconds(), live);
-        const std::int64_t new_width = live == 0 ? width : compacted_width(live, width);
-        if (new_width == width) {
-          if (l + 1 == p.layers.size() || live == 0)
-            for (std::size_t t = 0; t < alive.size(); ++t)
-              if (alive[t] && image_of[t] >= 0) live_images.push_back(p.first_image + image_of[t]);
-          continue;
+        if (stop_when_few && l + 1 < to && live * 16 <= batch) {
+          cut = l + 1;
+          break;
         }
+        const std::int64_t new_width = live == 0 ? width : compacted_width(live, width);
+        if (new_width == width) continue;
         // Drop the dead images: the live columns, in order, into the other workspace (Z's: free
         // until the next product) at the narrower width.
-        std::vector<std::int64_t> keep, new_image(static_cast<std::size_t>(new_width), -1);
-        for (std::size_t t = 0; t < alive.size(); ++t)
-          if (alive[t]) {
-            new_image[keep.size()] = image_of[t];
-            keep.push_back(static_cast<std::int64_t>(t));
-          }
-        const auto keep_view = tessera::to_view<std::int64_t, typename Policy::memory_space>(keep, "spdnn::keep");
-        const auto kept = keep.size();
-        dense compact = block_over(1 - y_at, new_width);
+        std::vector<std::int64_t> new_image(static_cast<std::size_t>(new_width), -1);
+        for (std::size_t i = 0; i < alive_columns.size(); ++i)
+          new_image[i] = image_of[static_cast<std::size_t>(alive_columns[i])];
+        const auto keep_view = tessera::to_view<std::int64_t, memory_space>(alive_columns, "spdnn::keep");
+        const dense compact = block_over(1 - y_at, new_width);
         detail::compact_columns<T, Policy>(y.local(), compact.local(), keep_view);
-        y = compact;
         y_at = 1 - y_at;
-        z = block_over(1 - y_at, new_width);
-        flags = flags_of(new_width);
-        marks = marks_of(new_width);
+        lay_out(new_width);
         image_of = std::move(new_image);
-        width = new_width;
-        if (l + 1 == p.layers.size())
-          for (std::size_t t = 0; t < kept; ++t)
-            if (image_of[t] >= 0) live_images.push_back(p.first_image + image_of[t]);
+        for (std::size_t i = 0; i < alive_columns.size(); ++i) alive_columns[i] = static_cast<std::int64_t>(i);
       }
+      return alive_columns;
+    };
+    const auto found_categories = [&](const std::vector<std::int64_t>& columns) {
+      for (const auto t : columns) live_images.push_back(p.first_image + image_of[static_cast<std::size_t>(t)]);
+    };
+    // The pool: once most of a batch has died (at layer `cut`, found by the first batch), its few
+    // survivors wait in the pool for the next batches' survivors and go through the remaining
+    // layers together, a block of up to a batch's width. Each batch on its own took its handful
+    // of images through every layer at a width of 1 to 32, reading all of W for each: a quarter
+    // of the inference at 4,096 neurons.
+    // The pool holds up to two batches' width: a batch's survivors (at most a batch) are appended
+    // while fewer than a batch wait, and it is emptied, a batch's width at a time, once a batch
+    // waits (the workspaces are free then: the batch's survivors are in the pool).
+    const dense pool(p.comm, w_rows, 2 * batch);
+    std::vector<std::int64_t> pool_images;
+    const auto flush_pool = [&] {
+      for (std::size_t start = 0; start < pool_images.size(); start += static_cast<std::size_t>(batch)) {
+        const std::size_t count = std::min(pool_images.size() - start, static_cast<std::size_t>(batch));
+        y_at = 0;
+        lay_out(compacted_width(static_cast<std::int64_t>(count), batch));
+        std::vector<std::int64_t> columns(count);
+        for (std::size_t i = 0; i < count; ++i) columns[i] = static_cast<std::int64_t>(start + i);
+        detail::compact_columns<T, Policy>(pool.local(), y.local(), tessera::to_view<std::int64_t, memory_space>(columns, "spdnn::keep"));
+        image_of.assign(static_cast<std::size_t>(width), -1);
+        std::copy_n(pool_images.begin() + static_cast<std::ptrdiff_t>(start), count, image_of.begin());
+        found_categories(run_layers(cut, layers, false));
+      }
+      pool_images.clear();
+    };
+    for (std::size_t b = 0; b < batches; ++b) {
+      image_of.assign(static_cast<std::size_t>(batch), -1);
+      const auto batch_first = static_cast<std::int64_t>(b) * batch;
+      for (std::int64_t t = 0; t < batch && batch_first + t < images_here; ++t)
+        image_of[static_cast<std::size_t>(t)] = batch_first + t;
+      y_at = 0;
+      lay_out(batch);
+      if (b > 0) y.fill(T(0));  // fill_batch writes the batch's nonzeros only
+      detail::fill_batch<T, Policy>(y0_rows, y0_col_map, local_column_at(batch_first), local_column_at(batch_first + batch),
+                                    batch_first, y.local());
+      const bool first = b == 0;
+      const auto survivors = run_layers(0, cut, first && batches > 1);
+      if (cut == layers) {  // no pool (yet): these went through every layer
+        found_categories(survivors);
+        continue;
+      }
+      const auto from = tessera::to_view<std::int64_t, memory_space>(survivors, "spdnn::survivors");
+      detail::append_columns<T, Policy>(y.local(), from, pool.local(), static_cast<std::int64_t>(pool_images.size()));
+      for (const auto t : survivors) pool_images.push_back(image_of[static_cast<std::size_t>(t)]);
+      if (static_cast<std::int64_t>(pool_images.size()) >= batch) flush_pool();
     }
+    flush_pool();
   }
   result.seconds = world.max(seconds());
   // Model parallelism finds each category on every rank that holds one of its neurons: deduplicate.
