@@ -227,6 +227,13 @@ TEST_CASE("matrices.md: triplets, Matrix Market, generators, conversions, dense 
 
     CHECK(X.local().extent(1) == 32);
     CHECK(static_cast<tessera::global_index>(Y.local().extent(0)) == A.mapping().extents(comm.rank()).rows);
+
+    const std::size_t width = 100;
+    const tessera::dist_dense<double, P> workspace(comm, A.mapping(), 4096);  // made once
+    using view = tessera::dist_dense<double, P>::view_type;
+    tessera::dist_dense<double, P> Xw(comm, A.mapping(), view(workspace.local().data(), workspace.local_rows(), width));
+    CHECK(Xw.num_vectors() == 100);
+    CHECK(Xw.local().data() == workspace.local().data());
   }
 
   {
