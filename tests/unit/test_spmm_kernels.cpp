@@ -177,3 +177,62 @@ TEST_CASE("balanced SpMM kernel: an empty row list and a schedule with no split 
   CHECK(short_rows.splits == 0);
   CHECK(short_rows.slots == 0);
 }
+
+// Floats (SpDNN's type) through the host row loop: rows long enough that each row of X is read
+// more than 16 times, so wide widths take the packed-panel path where the build has SIMD
+// registers (test_spmm_kernels_native), and the row-by-row path otherwise; its tail columns too.
+TEST_CASE("row-loop SpMM kernel in float, wide rows and panels, matches a serial sum") {
+  using Space = Kokkos::DefaultHostExecutionSpace;
+  using mem = Space::memory_space;
+  std::mt19937 gen(11);
+  const std::size_t local_rows = 24, halo_rows = 9, n_rows = 50, per_row = 40;
+  std::uniform_int_distribution<local_index> source(-static_cast<local_index>(halo_rows), static_cast<local_index>(local_rows) - 1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<offset_type> row_ptr{0};
+  std::vector<local_index> sources;  // the kernels' numbering: row of x_local, or ~h for halo row h
+  std::vector<float> values;
+  for (std::size_t r = 0; r < n_rows; ++r) {
+    const std::size_t length = r % 7 == 3 ? 0 : per_row + r % 5;  // some empty rows
+    for (std::size_t e = 0; e < length; ++e) {
+      const local_index s = source(gen);
+      sources.push_back(s < 0 ? ~(-s - 1) : s);
+      values.push_back(u(gen));
+    }
+    row_ptr.push_back(static_cast<offset_type>(values.size()));
+  }
+  std::vector<local_index> listed;
+  for (std::size_t r = 0; r < n_rows; ++r)
+    if (r % 6 != 1) listed.push_back(static_cast<local_index>(r));
+  const Kokkos::View<const offset_type*, mem> ptr = device_copy<Space>(row_ptr, "row_ptr");
+  const Kokkos::View<const local_index*, mem> x_source = device_copy<Space>(sources, "x_source");
+  const Kokkos::View<const float*, mem> vals = device_copy<Space>(values, "values");
+  const Kokkos::View<const local_index*, mem> rows = device_copy<Space>(listed, "rows");
+  for (const std::size_t k : {1, 8, 32, 64, 96, 100, 128, 130, 257}) {
+    CAPTURE(k);
+    Kokkos::View<float**, Kokkos::LayoutRight, mem> x_local("x_local", local_rows, k), x_halo("x_halo", halo_rows, k);
+    for (std::size_t i = 0; i < local_rows; ++i)
+      for (std::size_t t = 0; t < k; ++t) x_local(i, t) = u(gen);
+    for (std::size_t i = 0; i < halo_rows; ++i)
+      for (std::size_t t = 0; t < k; ++t) x_halo(i, t) = u(gen);
+    Kokkos::View<float**, Kokkos::LayoutRight, mem> y("y", n_rows, k);
+    Kokkos::deep_copy(y, 777.0f);
+    kernels::spmm_rows<Space, float, mem>(Space{}, rows, ptr, x_source, vals, x_local, x_halo, y);
+    Space().fence();
+    for (std::size_t r = 0; r < n_rows; ++r)
+      for (std::size_t t = 0; t < k; ++t) {
+        if (r % 6 == 1) {
+          REQUIRE_MESSAGE(y(r, t) == 777.0f, "row ", r, " is not listed but was written");
+          continue;
+        }
+        double want = 0, magnitude = 0;
+        for (auto e = row_ptr[r]; e < row_ptr[r + 1]; ++e) {
+          const local_index s = sources[static_cast<std::size_t>(e)];
+          const double x = s >= 0 ? x_local(static_cast<std::size_t>(s), t) : x_halo(static_cast<std::size_t>(~s), t);
+          want += static_cast<double>(values[static_cast<std::size_t>(e)]) * x;
+          magnitude += std::abs(static_cast<double>(values[static_cast<std::size_t>(e)]) * x);
+        }
+        REQUIRE_MESSAGE(std::abs(static_cast<double>(y(r, t)) - want) <= 1e-6 * (magnitude + 1), "row ", r, " column ", t,
+                        ": ", y(r, t), " != ", want);
+      }
+  }
+}
