@@ -6,6 +6,8 @@
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SORTED_SEARCH_HPP
 #endif
 
+#include <Kokkos_Core.hpp>  // KOKKOS_INLINE_FUNCTION: this header is included on its own too
+
 #include <cstddef>
 
 namespace tessera::kernels {

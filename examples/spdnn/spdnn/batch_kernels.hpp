@@ -1,0 +1,230 @@
+#pragma once
+// The kernels of spmm mode's dense batches (examples/spdnn/spdnn/inference.hpp): the fused
+// activation with its liveness marks, the compaction of live images, the survivors' pool and the
+// filling of a batch from Y'(0). Each has a host form and a device form, chosen per execution space.
+
+#include <tessera/kernels/sorted_search.hpp>
+#include <tessera/kernels/spmm_balanced.hpp>
+#include <tessera/matrix/dist_dense.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace spdnn {
+
+/// The fused activation: bias on the nonzeros of Z only, then clamp to [0, ymax].
+/// Written without branches (both sides computed, then selected: the same value for every z,
+/// NaN included) so that compilers vectorise the loops that apply it: the branching form was a
+/// scalar loop that mispredicted on every other element and cost more than the layer's product.
+template <class T>
+struct bias_relu_clamp {
+  T bias, ymax;
+  KOKKOS_INLINE_FUNCTION T operator()(const T& z) const {
+    const T y = z + bias;
+    const T clamped = y < T(0) ? T(0) : (y > ymax ? ymax : y);
+    return z == T(0) ? T(0) : clamped;
+  }
+};
+
+namespace detail {
+
+/// Rows per block of activate_dense's first pass.
+inline constexpr std::size_t activation_block = 32;
+
+/// activate_dense's scratch for a batch of `rows` x `width`: one row of column marks per row block.
+template <class Policy>
+Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space> activation_marks(std::size_t rows, std::size_t width) {
+  return Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::marks"), (rows + activation_block - 1) / activation_block, width);
+}
+
+// The kernels below are separate functions, not `if constexpr` branches of one: nvcc refuses a
+// device lambda's first capture inside `if constexpr`.
+
+/// activate_dense's first pass on a device: one work item per (block of rows, column), so that
+/// neighbouring threads walk neighbouring columns of the same rows (coalesced loads and stores).
+template <class T, class Policy>
+void activate_blocks_by_column(const typename tessera::dist_dense<T, Policy>::view_type& z,
+                               const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept,
+                               bias_relu_clamp<T> act) {
+  using exec = typename Policy::execution_space;
+  const std::size_t rows = z.extent(0), width = z.extent(1), blocks = kept.extent(0);
+  constexpr std::size_t block = activation_block;
+  Kokkos::parallel_for(
+      "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks * width), KOKKOS_LAMBDA(const std::size_t i) {
+        const std::size_t b = i / width, t = i % width;
+        const std::size_t last = (b + 1) * block < rows ? (b + 1) * block : rows;
+        char mark = 0;
+        for (std::size_t r = b * block; r < last; ++r) {
+          const T y = act(z(r, t));
+          z(r, t) = y;
+          mark |= y != T(0) ? 1 : 0;
+        }
+        kept(b, t) = mark;
+      });
+}
+
+/// activate_dense's first pass on host cores: one work item per block of rows, walking its rows
+/// contiguously (row-major Z: the whole of Z once, in order). Work items per column line walked
+/// every row with a row-length stride and gained nothing from a rank's second thread.
+template <class T, class Policy>
+void activate_blocks_by_row(const typename tessera::dist_dense<T, Policy>::view_type& z,
+                            const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept,
+                            bias_relu_clamp<T> act) {
+  using exec = typename Policy::execution_space;
+  const std::size_t rows = z.extent(0), width = z.extent(1), blocks = kept.extent(0);
+  constexpr std::size_t block = activation_block;
+  Kokkos::parallel_for(
+      "spdnn::activate", Kokkos::RangePolicy<exec>(0, blocks), KOKKOS_LAMBDA(const std::size_t b) {
+        // Restrict: a char store may alias anything, and without it the loop below is not vectorised.
+        char* KOKKOS_RESTRICT mark = &kept(b, 0);
+        for (std::size_t t = 0; t < width; ++t) mark[t] = 0;
+        const std::size_t last = (b + 1) * block < rows ? (b + 1) * block : rows;
+        for (std::size_t i = b * block; i < last; ++i) {
+          T* KOKKOS_RESTRICT row = &z(i, 0);
+          for (std::size_t t = 0; t < width; ++t) {
+            const T y = act(row[t]);
+            row[t] = y;
+            mark[t] |= y != T(0) ? 1 : 0;
+          }
+        }
+      });
+}
+
+/// Activate a dense batch in place; flags(t) = 1 if column t kept a nonzero. `kept` is scratch from
+/// activation_marks (made once per batch width, not per layer): each block of rows marks the
+/// columns it kept in its own row of `kept` (no races), then a column lives if any block kept it.
+template <class T, class Policy>
+void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z, Kokkos::View<char*, typename Policy::memory_space> flags,
+                    const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept, bias_relu_clamp<T> act) {
+  using exec = typename Policy::execution_space;
+  if constexpr (tessera::kernels::prefers_balanced_spmm<exec>)
+    activate_blocks_by_column<T, Policy>(z, kept, act);
+  else
+    activate_blocks_by_row<T, Policy>(z, kept, act);
+  const std::size_t blocks = kept.extent(0);
+  Kokkos::parallel_for(
+      "spdnn::live_columns", Kokkos::RangePolicy<exec>(0, z.extent(1)), KOKKOS_LAMBDA(const std::size_t t) {
+        char alive = 0;
+        for (std::size_t b = 0; b < blocks; ++b) alive |= kept(b, t);
+        flags(t) = alive;
+      });
+  exec().fence();
+}
+
+template <class T, class Policy>
+void compact_columns_by_element(const typename tessera::dist_dense<T, Policy>::view_type& from,
+                                const typename tessera::dist_dense<T, Policy>::view_type& to,
+                                const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
+  const std::size_t kept = keep.extent(0), width = to.extent(1);
+  Kokkos::parallel_for(
+      "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0) * width),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        const std::size_t r = i / width, t = i % width;
+        to(r, t) = t < kept ? from(r, static_cast<std::size_t>(keep(t))) : T(0);
+      });
+}
+
+template <class T, class Policy>
+void compact_columns_by_row(const typename tessera::dist_dense<T, Policy>::view_type& from,
+                            const typename tessera::dist_dense<T, Policy>::view_type& to,
+                            const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
+  const std::size_t kept = keep.extent(0), width = to.extent(1);
+  Kokkos::parallel_for(
+      "spdnn::compact", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        for (std::size_t t = 0; t < kept; ++t) to(i, t) = from(i, static_cast<std::size_t>(keep(t)));
+        for (std::size_t t = kept; t < width; ++t) to(i, t) = T(0);
+      });
+}
+
+/// to(:, t) = from(:, keep(t)) for the kept columns, 0 in to's columns after them (to is reused
+/// from batch to batch): on a device a thread per element (neighbours
+/// write neighbouring columns), on host cores a work item per row.
+template <class T, class Policy>
+void compact_columns(const typename tessera::dist_dense<T, Policy>::view_type& from,
+                     const typename tessera::dist_dense<T, Policy>::view_type& to,
+                     const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
+  if constexpr (tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>)
+    compact_columns_by_element<T, Policy>(from, to, keep);
+  else
+    compact_columns_by_row<T, Policy>(from, to, keep);
+  typename Policy::execution_space().fence();
+}
+
+/// to(:, at + i) = from(:, columns(i)): a batch's survivors appended to the pool (a work item
+/// per element: a handful of columns, every row).
+template <class T, class Policy>
+void append_columns(const typename tessera::dist_dense<T, Policy>::view_type& from,
+                    const Kokkos::View<std::int64_t*, typename Policy::memory_space>& columns,
+                    const typename tessera::dist_dense<T, Policy>::view_type& to, const std::int64_t at) {
+  const std::size_t count = columns.extent(0);
+  const auto first = static_cast<std::size_t>(at);
+  Kokkos::parallel_for(
+      "spdnn::append", Kokkos::RangePolicy<typename Policy::execution_space>(0, from.extent(0) * count),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        const std::size_t r = i / count, c = i % count;
+        to(r, first + c) = from(r, static_cast<std::size_t>(columns(c)));
+      });
+  typename Policy::execution_space().fence();
+}
+
+/// First entry of row i (sorted columns) whose column is at least `column`.
+template <class RowPtr, class Cols>
+KOKKOS_INLINE_FUNCTION auto first_at_or_after(const RowPtr& row_ptr, const Cols& col_idx, std::size_t i,
+                                              tessera::local_index column) {
+  return tessera::kernels::lower_bound_in(col_idx, row_ptr(i), row_ptr(i + 1), column);
+}
+
+/// fill_batch on host cores: a work item per row of Y'(0).
+template <class T, class Policy, class Rows, class ColMap, class Dense>
+void fill_batch_by_rows(const Rows& rows, const ColMap& col_map, tessera::local_index lo, tessera::local_index hi,
+                        std::int64_t batch_first, const Dense& to) {
+  const auto row_ptr = rows.row_ptr;
+  const auto col_idx = rows.col_idx;
+  const auto values = rows.values;
+  Kokkos::parallel_for(
+      "spdnn::batch", Kokkos::RangePolicy<typename Policy::execution_space>(0, to.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) {
+        for (auto e = first_at_or_after(row_ptr, col_idx, i, lo); e < row_ptr(i + 1) && col_idx(e) < hi; ++e)
+          to(i, static_cast<std::size_t>(col_map(col_idx(e)) - batch_first)) = values(e);
+      });
+}
+
+/// fill_batch on a device: a team per row of Y'(0), its threads over the row's entries in the
+/// batch (a row holds thousands; a thread per row left most of a GPU idle for 7 ms).
+template <class T, class Policy, class Rows, class ColMap, class Dense>
+void fill_batch_by_teams(const Rows& rows, const ColMap& col_map, tessera::local_index lo, tessera::local_index hi,
+                         std::int64_t batch_first, const Dense& to) {
+  using team_policy = Kokkos::TeamPolicy<typename Policy::execution_space>;
+  const auto row_ptr = rows.row_ptr;
+  const auto col_idx = rows.col_idx;
+  const auto values = rows.values;
+  Kokkos::parallel_for(
+      "spdnn::batch", team_policy(static_cast<int>(to.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename team_policy::member_type& m) {
+        const auto i = static_cast<std::size_t>(m.league_rank());
+        const auto begin = first_at_or_after(row_ptr, col_idx, i, lo), end = first_at_or_after(row_ptr, col_idx, i, hi);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, begin, end), [&](const auto e) {
+          to(i, static_cast<std::size_t>(col_map(col_idx(e)) - batch_first)) = values(e);
+        });
+      });
+}
+
+/// The batch's columns [lo, hi) of Y'(0) (CSR rows, sorted columns; image of local column c:
+/// col_map(c)) written into the zeroed dense batch `to` at column image - batch_first.
+template <class T, class Policy, class Rows, class ColMap, class Dense>
+void fill_batch(const Rows& rows, const ColMap& col_map, tessera::local_index lo, tessera::local_index hi,
+                std::int64_t batch_first, const Dense& to) {
+  if constexpr (tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>)
+    fill_batch_by_teams<T, Policy>(rows, col_map, lo, hi, batch_first, to);
+  else
+    fill_batch_by_rows<T, Policy>(rows, col_map, lo, hi, batch_first, to);
+  typename Policy::execution_space().fence();
+}
+
+}  // namespace detail
+
+}  // namespace spdnn
