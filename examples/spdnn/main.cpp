@@ -63,7 +63,7 @@ How to run:
   --mode spmm|spgemm        dense Y (default) or sparse Y
   --parallel data|model     W replicated, images split (default); or W and Y split by neurons
   --backend rma|progress|aggregator
-  --batch B           images per dense batch in spmm mode (default: about 16 MiB of Y on host
+  --batch B           images per dense batch in spmm mode (default: 256 on host
                       cores, every image at once on a device)
   --check             also run the serial reference on rank 0: exit 1 on mismatch
   --quiet             only the JSON line

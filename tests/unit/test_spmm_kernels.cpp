@@ -6,10 +6,12 @@
 #include "test_support.hpp"
 
 #include "tessera/kernels/spmm_balanced.hpp"
+#include "tessera/kernels/spmm_row_groups.hpp"
 #include "tessera/kernels/spmm_rows.hpp"
 
 #include <cmath>
 #include <algorithm>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -235,4 +237,119 @@ TEST_CASE("row-loop SpMM kernel in float, wide rows and panels, matches a serial
                         ": ", y(r, t), " != ", want);
       }
   }
+}
+
+namespace {
+// Rows that share patterns, in groups of 1 to 50 rows (a group of more than 48 is split into work
+// items), patterns of 0 to 129 rows of X (longer than 128: never grouped), rows of X from the
+// local block and the halo, the rows of A shuffled and some not listed.
+template <class T>
+void grouped_kernel_matches(const double tolerance) {
+  using Space = Kokkos::DefaultHostExecutionSpace;
+  using mem = Space::memory_space;
+  std::mt19937 gen(23);
+  const std::size_t local_rows = 150, halo_rows = 60;
+  const std::vector<std::size_t> lengths{32, 1, 3, 8, 33, 128, 129, 5, 64, 0, 32};
+  const std::vector<std::size_t> members{16, 1, 2, 3, 4, 5, 7, 12, 13, 48, 49, 50, 6};
+  std::uniform_real_distribution<T> u(-1, 1);
+  std::vector<std::vector<local_index>> row_sources;  // per row of A, in the order made
+  std::vector<std::vector<T>> row_values;
+  std::vector<local_index> all(local_rows + halo_rows);
+  std::iota(all.begin(), all.end(), 0);
+  for (std::size_t g = 0; g < 2 * members.size(); ++g) {
+    std::shuffle(all.begin(), all.end(), gen);
+    std::vector<local_index> pattern;
+    for (std::size_t e = 0; e < lengths[g % lengths.size()]; ++e) {
+      const local_index x = all[e];  // distinct rows of X; the kernels' numbering
+      pattern.push_back(x < static_cast<local_index>(local_rows) ? x : ~(x - static_cast<local_index>(local_rows)));
+    }
+    for (std::size_t m = 0; m < members[g % members.size()]; ++m) {
+      row_sources.push_back(pattern);
+      std::vector<T> v;
+      for (std::size_t e = 0; e < pattern.size(); ++e) v.push_back(u(gen));
+      row_values.push_back(v);
+    }
+  }
+  const std::size_t n_rows = row_sources.size();
+  std::vector<std::size_t> order(n_rows);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), gen);
+  std::vector<offset_type> row_ptr{0};
+  std::vector<local_index> sources;
+  std::vector<T> values;
+  for (const auto r : order) {
+    sources.insert(sources.end(), row_sources[r].begin(), row_sources[r].end());
+    values.insert(values.end(), row_values[r].begin(), row_values[r].end());
+    row_ptr.push_back(static_cast<offset_type>(values.size()));
+  }
+  std::vector<local_index> listed;
+  for (std::size_t r = 0; r < n_rows; ++r)
+    if (r % 9 != 4) listed.push_back(static_cast<local_index>(r));
+  std::shuffle(listed.begin(), listed.end(), gen);
+  const Kokkos::View<const offset_type*, mem> ptr = device_copy<Space>(row_ptr, "row_ptr");
+  const Kokkos::View<const local_index*, mem> x_source = device_copy<Space>(sources, "x_source");
+  const Kokkos::View<const T*, mem> vals = device_copy<Space>(values, "values");
+  const Kokkos::View<const local_index*, mem> rows = device_copy<Space>(listed, "rows");
+  kernels::spmm_rows_state<T, mem> state;  // groups made on the first wide enough product, as a plan keeps them
+  for (const std::size_t k : {0, 1, 8, 15, 16, 17, 31, 32, 33, 64, 65, 96, 127, 128, 129, 200}) {
+    CAPTURE(k);
+    Kokkos::View<T**, Kokkos::LayoutRight, mem> x_local("x_local", local_rows, k), x_halo("x_halo", halo_rows, k);
+    for (std::size_t i = 0; i < local_rows; ++i)
+      for (std::size_t t = 0; t < k; ++t) x_local(i, t) = u(gen);
+    for (std::size_t i = 0; i < halo_rows; ++i)
+      for (std::size_t t = 0; t < k; ++t) x_halo(i, t) = u(gen);
+    Kokkos::View<T**, Kokkos::LayoutRight, mem> y("y", n_rows, k), by_rows("by_rows", n_rows, k);
+    Kokkos::deep_copy(y, T(777));
+    kernels::spmm_rows_for_space<Space, T, mem>(Space{}, rows, state, ptr, x_source, vals, x_local, x_halo, y);
+    kernels::spmm_rows<Space, T, mem>(Space{}, rows, ptr, x_source, vals, x_local, x_halo, by_rows);
+    Space().fence();
+    for (std::size_t r = 0; r < n_rows; ++r)
+      for (std::size_t t = 0; t < k; ++t) {
+        if (r % 9 == 4) {
+          REQUIRE_MESSAGE(y(r, t) == T(777), "row ", r, " is not listed but was written");
+          continue;
+        }
+        double want = 0, magnitude = 0;
+        for (auto e = row_ptr[r]; e < row_ptr[r + 1]; ++e) {
+          const local_index s = sources[static_cast<std::size_t>(e)];
+          const double x = s >= 0 ? x_local(static_cast<std::size_t>(s), t) : x_halo(static_cast<std::size_t>(~s), t);
+          want += static_cast<double>(values[static_cast<std::size_t>(e)]) * x;
+          magnitude += std::abs(static_cast<double>(values[static_cast<std::size_t>(e)]) * x);
+        }
+        REQUIRE_MESSAGE(std::abs(static_cast<double>(y(r, t)) - want) <= tolerance * (magnitude + 1), "row ", r,
+                        " column ", t, ": ", y(r, t), " != ", want);
+        // Where the row kernel keeps a row of Y in registers (k = 16, 32, 64), the grouped kernel
+        // makes the same FMAs in the same order: the same bits.
+        if (k == 16 || k == 32 || k == 64) REQUIRE(y(r, t) == by_rows(r, t));
+      }
+  }
+  if (kernels::has_row_groups_kernel<Space, T>(200)) {
+    // Groups of 4 rows or more with patterns of 1 to 128 rows of X; everything else row by row.
+    REQUIRE(state.groups.made);
+    CHECK(state.groups.groups > 0);
+    const auto others = state.groups.other_rows;
+    std::size_t long_or_small = 0;
+    for (std::size_t i = 0; i < others.extent(0); ++i) {
+      const auto r = static_cast<std::size_t>(others(i));
+      const auto length = row_ptr[r + 1] - row_ptr[r];
+      CHECK((length == 0 || length > 128 || std::count_if(listed.begin(), listed.end(), [&](local_index l) {
+               const auto q = static_cast<std::size_t>(l);
+               return row_ptr[q + 1] - row_ptr[q] == length &&
+                      std::equal(sources.begin() + row_ptr[q], sources.begin() + row_ptr[q + 1], sources.begin() + row_ptr[r]);
+             }) < 4));
+      ++long_or_small;
+    }
+    CHECK(state.groups.grouped_rows.extent(0) + long_or_small == listed.size());
+  } else {
+    MESSAGE("this build has no host SIMD registers for the grouped kernel: the row kernel ran instead");
+  }
+}
+}  // namespace
+
+TEST_CASE("grouped SpMM kernel (rows that share a pattern) matches a serial sum and the row kernel, in double") {
+  grouped_kernel_matches<double>(1e-14);
+}
+
+TEST_CASE("grouped SpMM kernel (rows that share a pattern) matches a serial sum and the row kernel, in float") {
+  grouped_kernel_matches<float>(1e-6);
 }

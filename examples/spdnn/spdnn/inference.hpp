@@ -75,7 +75,7 @@ struct inference_settings {
   double ymax = challenge_ymax;
   mode product = mode::spmm;
   /// Images per batch in spmm mode (rounded up to a power of two); 0 picks one
-  /// that keeps each rank's part of a batch of Y' near 16 MiB (see batch_width).
+  /// of 256 on host cores, every image on a device (see batch_width).
   std::int64_t batch = 0;
   /// Called on the first rank after each layer: (layer, seconds so far, nonzeros or live images).
   std::function<void(int, double, std::int64_t)> on_layer;
@@ -318,22 +318,21 @@ struct inference_result {
 };
 
 
-/// Images per dense batch in spmm mode: s.batch, or about 16 MiB of Y' per rank on host cores
-/// (neurons / ranks of p.comm rows: the same on every rank; about the share of L3 a rank has on the
-/// development machine, and under model parallelism as few synchronised layer steps as that allows),
-/// or every image at once on a device: a batch of 1,024 images x 1,024 neurons is a few thousand
-/// threads' work, far too little to fill a GPU (and each batch pays a launch and a fence per layer).
-/// A power of two. Paired against the 4 MiB it was (2 ranks, 60,000 images, 120 layers,
-/// bench/results/spdnn-batch-paired-2026-11-27.jsonl): 1,024 neurons 0.429 -> 0.415 s, 4,096
-/// 2.07 -> 2.11 s, 16,384 9.56 -> 8.42 s (one round): fewer batches, fewer fixed costs per layer.
+/// Images per dense batch in spmm mode: s.batch, or 256 on host cores, or every image at once on
+/// a device: a batch of 1,024 images x 1,024 neurons is a few thousand threads' work, far too
+/// little to fill a GPU (and each batch pays a launch and a fence per layer). A power of two.
+/// On host cores the product's kernel (rows that share a pattern: kernels/spmm_row_groups.hpp)
+/// reads each row of Y' twice per layer and writes Z' once, so the batch is what must stay near
+/// the core: at 1 rank, 30,000 images, 120 layers (2026-11-28, Zen 3), 1,024 neurons took
+/// 0.37-0.41 / 0.33-0.35 / 0.35-0.50 / 0.32-0.47 s at 128 / 256 / 512 / 1,024 images, 4,096 neurons
+/// 1.83-1.86 / 1.64-1.65 / 2.17-2.26 s at 128 / 256 / 512, and 16,384 neurons (8,000 images)
+/// 3.36 / 2.67 s at 128 / 256 (the 16 MiB per rank of the row kernel's day: 1,024 or 4,096 images).
 template <class T, class Policy>
 std::int64_t batch_width(const problem<T, Policy>& p, const inference_settings& s) {
   const std::int64_t images_here = std::max<std::int64_t>(p.features.front().num_cols(), 1);
-  const std::int64_t rows_per_rank = std::max<std::int64_t>(1, p.features.front().num_rows() / p.comm.size());
   constexpr bool on_device = tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>;
-  const std::int64_t batch = s.batch > 0 ? s.batch
-                             : on_device ? images_here
-                                         : std::max<std::int64_t>(1, (std::int64_t{16} << 20) / static_cast<std::int64_t>(sizeof(T)) / rows_per_rank);
+  constexpr std::int64_t host_batch = 256;
+  const std::int64_t batch = s.batch > 0 ? s.batch : on_device ? images_here : host_batch;
   return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::min(batch, images_here))));
 }
 
@@ -393,6 +392,10 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
       return static_cast<tessera::local_index>(std::lower_bound(first, first + col_map_host.extent(0), image) - first);
     };
     const auto batches = static_cast<std::size_t>((images_here + batch - 1) / batch);
+    // Per row of Y'(0), the first entry no batch has taken yet.
+    const Kokkos::View<tessera::offset_type*, typename Policy::memory_space> fill_cursor(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::fill_cursor"), y0_rows.row_ptr.extent(0) > 0 ? y0_rows.row_ptr.extent(0) - 1 : 0);
+    Kokkos::deep_copy(fill_cursor, Kokkos::subview(y0_rows.row_ptr, std::make_pair(std::size_t{0}, fill_cursor.extent(0))));
     const auto& w_rows = p.layers.front().mapping();
     using dense = tessera::dist_dense<T, Policy>;
     using memory_space = typename Policy::memory_space;
@@ -519,7 +522,7 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
       lay_out(batch);
       if (b > 0) y.fill(T(0));  // fill_batch writes the batch's nonzeros only
       detail::fill_batch<T, Policy>(y0_rows, y0_col_map, local_column_at(batch_first), local_column_at(batch_first + batch),
-                                    batch_first, y.local());
+                                    batch_first, y.local(), fill_cursor);
       const bool first = b == 0;
       const auto survivors = run_layers(0, cut, first && batches > 1);
       if (cut == layers) {  // no pool (yet): these went through every layer

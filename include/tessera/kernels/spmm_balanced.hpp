@@ -20,6 +20,7 @@
 #include "../core/deep_copy.hpp"
 #include "../core/device_algorithms.hpp"
 #include "../core/index_types.hpp"
+#include "spmm_row_groups.hpp"
 #include "spmm_rows.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -257,11 +258,13 @@ template <class ExecSpace>
 inline constexpr bool prefers_balanced_spmm = uses_device_algorithms<ExecSpace>;
 
 /// What an SpMM plan keeps per list of rows for the kernel of its execution space: the balanced
-/// kernel's schedule (made on the first product) and its partial rows.
+/// kernel's schedule (made on the first product) and its partial rows on devices; on host cores
+/// the rows that share a pattern (made on the first product wide enough for them).
 template <class T, class MemorySpace>
 struct spmm_rows_state {
   spmm_row_schedule<MemorySpace> schedule;
   Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> partial;
+  spmm_row_groups<MemorySpace> groups;
 };
 
 /// spmm_rows or spmm_rows_balanced, whichever is the faster on ExecSpace.
@@ -279,6 +282,18 @@ void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_i
     spmm_rows_balanced<ExecSpace, T, MemorySpace>(exec, state.schedule, row_ptr, x_source, values, x_local, x_halo, y,
                                                   state.partial);
   } else {
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
+      if (has_row_groups_kernel<ExecSpace, T>(y.extent(1))) {
+        if (!state.groups.made) state.groups = spmm_row_groups<MemorySpace>::make(rows, row_ptr, x_source);
+        if (state.groups.groups > 0) {
+          spmm_row_groups_run<ExecSpace, T, MemorySpace>(exec, state.groups, row_ptr, x_source, values, x_local, x_halo, y);
+          const Kokkos::View<const local_index*, MemorySpace> others = state.groups.other_rows;
+          if (others.extent(0) > 0)
+            spmm_rows<ExecSpace, T, MemorySpace>(exec, others, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
+          return;
+        }
+      }
+    }
     spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
   }
 }
