@@ -4,7 +4,7 @@
 //   mpiexec -n 2 bench_spmm --rmat 14 [--k 1,16,64] [--backend rma|progress|aggregator] [--reps 5]
 //                           [--stream-gbs GB/s | --stream-gbs measure] [--streaming-stores auto|off]
 //                           [--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--block B]
-//                           [--vectors row_block|grid_aligned]
+//                           [--vectors row_block|grid_aligned] [--type double|float] [--kernels all|tessera]
 //
 // With a grid distribution A is redistributed first and X and Y stay row_block (or, with
 // --vectors grid_aligned, are laid out along A's grid): the 2-D product (rows of X fetched per
@@ -15,8 +15,13 @@
 // and bandwidth_gbs = bytes_min / seconds. Given STREAM's triad bandwidth of the same ranks
 // (bench_stream; "measure" runs it here first, whose arrays then count in peak_rss_mb), it adds
 // bandwidth_fraction = bandwidth_gbs / STREAM: 1 is the memory-bandwidth bound.
+//
+// --type float multiplies in single precision (row_block only; SpDNN's type), --kernels tessera
+// skips Kokkos-Kernels' kernel. A layer of the Graph Challenge's network as a Matrix Market file:
+// bench/spdnn_layer_to_mtx.py (rows that share a pattern: kernels/spmm_row_groups.hpp).
 #include "support/bench_common.hpp"
 
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -66,22 +71,23 @@ void run_grid(const tessera::communicator& comm, const tessera::bench::args& arg
   }
 }
 
-template <class Backend>
+template <class Backend, class T>
 void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
-         double stream_gbs, bool streaming) {
+         double stream_gbs, bool streaming, bool only_tessera) {
   using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
-  const auto a = tessera::bench::input_matrix<double, P>(comm, args);
+  const auto a = tessera::bench::input_matrix<T, P>(comm, args);
   // What one product touches at least: A's CSR arrays, the distinct rows of X A's columns name, Y.
   const auto local_rows = static_cast<double>(a.local_rows());
   const double a_bytes = comm.sum((local_rows + 1) * sizeof(tessera::offset_type) +
-                                  static_cast<double>(a.local().nnz()) * (sizeof(tessera::local_index) + sizeof(double)));
+                                  static_cast<double>(a.local().nnz()) * (sizeof(tessera::local_index) + sizeof(T)));
   const double x_row_count = comm.sum(static_cast<double>(a.col_map().extent(0)));
   const double y_row_count = comm.sum(local_rows);
   for (auto kernel : {tessera::spmm_kernel::tessera, tessera::spmm_kernel::kokkos_kernels})
   for (long k : widths) {
-    tessera::dist_dense<double, P> x(comm, a.num_cols(), k);
-    x.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 / static_cast<double>(1 + (i + j) % 7); });
-    tessera::dist_dense<double, P> y(comm, a.mapping(), k);
+    if (only_tessera && kernel != tessera::spmm_kernel::tessera) continue;
+    tessera::dist_dense<T, P> x(comm, a.num_cols(), k);
+    x.fill([](tessera::global_index i, tessera::global_index j) { return T(1) / static_cast<T>(1 + (i + j) % 7); });
+    tessera::dist_dense<T, P> y(comm, a.mapping(), k);
     tessera::spmm_options options{.kernel = kernel};
     if (!streaming) options.streaming_store_bytes = std::numeric_limits<std::size_t>::max();
     auto& plan = tessera::spmm_plan_for(a, x, options);  // the inspector, outside the timing
@@ -91,17 +97,17 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
     const double checksum = tessera::bench::checksum(y);
     const std::uint64_t halo = comm.sum(static_cast<std::uint64_t>(plan.halo_rows()));
     const double rss = tessera::bench::peak_rss_mb(comm);
-    const double bytes_min = a_bytes + (x_row_count + y_row_count) * static_cast<double>(k) * sizeof(double);
+    const double bytes_min = a_bytes + (x_row_count + y_row_count) * static_cast<double>(k) * sizeof(T);
     const double gbs = bytes_min / seconds / 1e9;
     const std::string fraction = stream_gbs > 0 ? fmt::format(", \"stream_gbs\": {:.3f}, \"bandwidth_fraction\": {:.3f}",
                                                               stream_gbs, gbs / stream_gbs)
                                                 : std::string{};
     if (comm.rank() == 0)
-      fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
+      fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"type\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
                  "\"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
                  "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
-                 tessera::bench::matrix_name(args), comm.size(), tessera::bench::threads(), Backend::name(),
+                 tessera::bench::matrix_name(args), sizeof(T) == 4 ? "float" : "double", comm.size(), tessera::bench::threads(), Backend::name(),
                  kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);
@@ -114,7 +120,7 @@ int main(int argc, char** argv) {
   // --k is this benchmark's own option; the rest follow bench_common's conventions.
   std::vector<long> widths{1, 16, 64};
   std::string stream;  // --stream-gbs: a figure in GB/s, or "measure"
-  bool streaming = true;
+  bool streaming = true, single = false, only_tessera = false;
   std::vector<char*> rest{argv[0]};
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--k" && i + 1 < argc) {
@@ -125,6 +131,10 @@ int main(int argc, char** argv) {
       stream = argv[++i];
     } else if (std::string_view(argv[i]) == "--streaming-stores" && i + 1 < argc) {
       streaming = std::string_view(argv[++i]) != "off";
+    } else if (std::string_view(argv[i]) == "--type" && i + 1 < argc) {
+      single = std::string_view(argv[++i]) == "float";
+    } else if (std::string_view(argv[i]) == "--kernels" && i + 1 < argc) {
+      only_tessera = std::string_view(argv[++i]) == "tessera";
     } else {
       rest.push_back(argv[i]);
     }
@@ -132,6 +142,10 @@ int main(int argc, char** argv) {
   int rest_count = static_cast<int>(rest.size());
   char** rest_args = rest.data();
   const auto args = tessera::bench::parse(rest_count, rest_args);
+  if (single && args.distribution != "row_block") {
+    std::fprintf(stderr, "bench_spmm: --type float runs on --distribution row_block only, not %s\n", args.distribution.c_str());
+    return 2;
+  }
   tessera::environment env(rest_count, rest_args, tessera::bench::environment_for(args.backend));
   double stream_gbs = 0;
   if (stream == "measure")
@@ -142,7 +156,8 @@ int main(int argc, char** argv) {
   const int known = tessera::bench::with_backend(args.backend, [&]<class Backend>() {
     status = tessera::bench::with_distribution(args, [&]<class Distribution>(const Distribution& d) {
       if constexpr (std::is_same_v<Distribution, tessera::row_block>)
-        run<Backend>(env.world(), args, widths, stream_gbs, streaming);
+        single ? run<Backend, float>(env.world(), args, widths, stream_gbs, streaming, only_tessera)
+               : run<Backend, double>(env.world(), args, widths, stream_gbs, streaming, only_tessera);
       else
         run_grid<Backend>(env.world(), args, widths, d);
     });

@@ -238,6 +238,13 @@ void spmm_row_groups_run(const ExecSpace& exec, const spmm_row_groups<MemorySpac
               const T* from = x_row(pattern_begin + e) + first;
               T* to = copied + e * padded;
               int t = 0;
+              if (columns == block_width) {
+                // A constant trip count, unrolled: GCC made the variable loop a call to memmove
+                // (4% of SpDNN's run for 256 bytes at a time).
+#pragma GCC unroll 16
+                for (int u = 0; u < block_width; u += vec::lanes) vec::store(to + u, vec::load(from + u));
+                t = block_width;
+              }
               for (; t + vec::lanes <= columns; t += vec::lanes) vec::store(to + t, vec::load(from + t));
               for (; t < columns; ++t) to[t] = from[t];
               for (; t < padded; ++t) to[t] = T{};

@@ -510,6 +510,15 @@ class spmm_plan {
     }
     interior_rows_ = to_view<local_index, memory_space>(interior, "tessera::spmm::interior");
     boundary_rows_ = to_view<local_index, memory_space>(boundary, "tessera::spmm::boundary");
+    if constexpr (kernels::has_row_groups_kernel<execution_space, T>(std::size_t{1} << 30)) {
+      // The rows that share a pattern, found here (any width uses them) rather than in the first
+      // product: SpDNN prepares every layer's plan before the images arrive.
+      if (options_.kernel == spmm_kernel::tessera) {
+        const Kokkos::View<const offset_type*, memory_space> ptr = block.row_ptr;
+        interior_state_.groups = kernels::spmm_row_groups<memory_space>::make(interior_rows_, ptr, x_source_);
+        boundary_state_.groups = kernels::spmm_row_groups<memory_space>::make(boundary_rows_, ptr, x_source_);
+      }
+    }
     rows_ = block.num_rows();
     structure_ = detail::structure_fingerprint<3>(block.row_ptr, block.col_idx, a_col_map);
   }
