@@ -192,7 +192,7 @@ void fill_batch_by_rows(const Rows& rows, const ColMap& col_map, tessera::local_
   Kokkos::parallel_for(
       "spdnn::batch", Kokkos::RangePolicy<typename Policy::execution_space>(0, to.extent(0)),
       KOKKOS_LAMBDA(const std::size_t i) {
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && !defined(__SYCL_DEVICE_ONLY__)
         // Each row's part of a batch is a line or two far from the last row's: ask for a later
         // row's ahead (waiting for each cost 60% of the fill).
         constexpr std::size_t ahead = 8;

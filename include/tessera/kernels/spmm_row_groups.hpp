@@ -37,6 +37,14 @@
 #include <utility>
 #include <vector>
 
+// Full unrolling of the register tiles' loops (GCC's pragma; other compilers unroll them anyway
+// or ignore it, and nvcc's front end would warn about it).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__HIPCC__)
+#define TESSERA_IMPL_UNROLL _Pragma("GCC unroll 16")
+#else
+#define TESSERA_IMPL_UNROLL
+#endif
+
 namespace tessera::kernels {
 
 namespace detail {
@@ -171,19 +179,19 @@ inline void group_tile(const XRow& x_row, const offset_type pattern, const T* co
   using vec = host_vector<T>;
   constexpr int lanes = vec::lanes;
   typename vec::reg acc0[Rows], acc1[Rows];
-#pragma GCC unroll 16
+TESSERA_IMPL_UNROLL
   for (int r = 0; r < Rows; ++r) acc0[r] = acc1[r] = vec::zero();
   for (offset_type k = 0; k < pattern; ++k) {
     const T* KOKKOS_RESTRICT in = x_row(k);
     const auto x0 = vec::load(in), x1 = vec::load(in + lanes);
-#pragma GCC unroll 16
+TESSERA_IMPL_UNROLL
     for (int r = 0; r < Rows; ++r) {
       const auto a = vec::broadcast(w[r][k]);
       acc0[r] = vec::fma(a, x0, acc0[r]);
       acc1[r] = vec::fma(a, x1, acc1[r]);
     }
   }
-#pragma GCC unroll 16
+TESSERA_IMPL_UNROLL
   for (int r = 0; r < Rows; ++r) {
     vec::store(out[r], acc0[r]);
     vec::store(out[r] + lanes, acc1[r]);
@@ -242,7 +250,7 @@ void spmm_row_groups_run(const ExecSpace& exec, const spmm_row_groups<MemorySpac
               if (columns == block_width) {
                 // A constant trip count, unrolled: GCC made the variable loop a call to memmove
                 // (4% of SpDNN's run for 256 bytes at a time).
-#pragma GCC unroll 16
+TESSERA_IMPL_UNROLL
                 for (int u = 0; u < block_width; u += vec::lanes) vec::store(to + u, vec::load(from + u));
                 t = block_width;
               }
@@ -283,6 +291,8 @@ void spmm_row_groups_run(const ExecSpace& exec, const spmm_row_groups<MemorySpac
 }
 
 }  // namespace tessera::kernels
+
+#undef TESSERA_IMPL_UNROLL
 
 #ifdef TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPMM_ROW_GROUPS_HPP
 #undef TESSERA_IMPL_PUBLIC_INCLUDE
