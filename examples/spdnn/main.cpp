@@ -60,7 +60,8 @@ Network and inputs (generated unless files are given):
   --truth FILE        the challenge's neuron{N}-l{L}-categories.tsv: checked, exit 1 on mismatch
   --write DIR         write the generated network, inputs and categories in the challenge's format
 How to run:
-  --mode spmm|spgemm        dense Y (default) or sparse Y
+  --mode spmm|spgemm|fused  dense Y (default), sparse Y, or each image's sparse row through
+                            every layer in one fused kernel (--parallel data only)
   --parallel data|model     W replicated, images split (default); or W and Y split by neurons
   --backend rma|progress|aggregator
   --batch B           images per dense batch in spmm mode (default: 256 on host
@@ -113,8 +114,8 @@ options parse(int argc, char** argv) {
     else if (a == "--no-prepare") o.prepare = false;
     else if (a == "--mode") {
       const auto v = value();
-      if (v != "spmm" && v != "spgemm") usage(2);
-      o.product = v == "spmm" ? spdnn::mode::spmm : spdnn::mode::spgemm;
+      if (v != "spmm" && v != "spgemm" && v != "fused") usage(2);
+      o.product = v == "spmm" ? spdnn::mode::spmm : v == "spgemm" ? spdnn::mode::spgemm : spdnn::mode::fused;
     } else if (a == "--parallel") {
       const auto v = value();
       if (v != "model" && v != "data") usage(2);
@@ -137,6 +138,8 @@ options parse(int argc, char** argv) {
   refuse(o.batch < 0, fmt::format("--batch {}: must not be negative", o.batch));
   refuse(o.weights.empty() != o.features.empty(), "--weights and --features go together");
   refuse(!o.write.empty() && !o.weights.empty(), "--write writes generated data; it cannot be used with --weights");
+  refuse(o.product == spdnn::mode::fused && o.parallel != spdnn::scheme::data,
+         "--mode fused runs data-parallel only (every rank holds every layer whole): use --parallel data");
   refuse(o.backend != "rma" && o.backend != "progress" && o.backend != "aggregator",
          fmt::format("--backend {}: rma, progress or aggregator", o.backend));
   return o;
@@ -205,7 +208,7 @@ int run(const options& o, const tessera::communicator& world) {
     feature_lines = spdnn::read_tsv(world, o.features, spdnn::features_layout(o.neurons, o.inputs));
     source.file = &feature_lines;
   }
-  const auto problem = spdnn::make_problem<value_type, P>(world, o.parallel, o.product, o.neurons, std::move(layers), source, comm);
+  auto problem = spdnn::make_problem<value_type, P>(world, o.parallel, o.product, o.neurons, std::move(layers), source, comm);
   const double read_seconds = world.max(std::chrono::duration<double>(clock::now() - read_start).count());
 
   spdnn::inference_settings settings;

@@ -22,8 +22,13 @@
 //                     serves any width (data parallel), else to the next
 //                     power of two (so the plans of a few widths serve all
 //                     batches).
+//   --mode fused      data parallel only: each image's sparse row through every
+//                     layer in one work item, the product and the activation
+//                     fused, the weights renumbered into chunks of 8 outputs
+//                     (fused_layers.hpp); a dead image simply stops.
 
 #include "batch_kernels.hpp"
+#include "fused_layers.hpp"
 #include "network.hpp"
 #include "tsv.hpp"
 
@@ -56,6 +61,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,10 +69,10 @@
 
 namespace spdnn {
 
-enum class mode { spmm, spgemm };
+enum class mode { spmm, spgemm, fused };
 enum class scheme { model, data };
 
-inline std::string_view to_string(mode m) { return m == mode::spmm ? "spmm" : "spgemm"; }
+inline std::string_view to_string(mode m) { return m == mode::spmm ? "spmm" : m == mode::spgemm ? "spgemm" : "fused"; }
 inline std::string_view to_string(scheme s) { return s == scheme::model ? "model" : "data"; }
 
 /// The recurrence's constants and how to run it.
@@ -91,13 +97,15 @@ struct problem {
   bool row_form = false;
   std::int64_t first_image = 0;  ///< global id of this problem's image 0
   std::int64_t total_images = 0;  ///< over all ranks
+  /// Fused mode: the layers in its kernel's layout (made by prepare, or by infer if not).
+  std::shared_ptr<const fused_network<T, typename Policy::memory_space>> chunked;
 };
 
 // ---------------------------------------------------------------------------------------------
 // Building the network and the features.
 
 /// The form each variant computes in (see the top of this file).
-inline bool uses_row_form(scheme parallel, mode product) { return parallel == scheme::data && product == mode::spgemm; }
+inline bool uses_row_form(scheme parallel, mode product) { return parallel == scheme::data && product != mode::spmm; }
 
 /// W(l) (row form) or W'(l) for l = 1..L of the RadiX-Net, each rank generating its share of W's rows (collective).
 template <class T, class Policy>
@@ -251,7 +259,11 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
                                 std::vector<tessera::dist_matrix<T, Policy>> layers, const feature_source& source,
                                 const tessera::communicator& comm) {
   const bool row_form = uses_row_form(parallel, product);
-  problem<T, Policy> p{comm, std::move(layers), {}, row_form, 0, 0};
+  comm.collectively([&] {
+    TESSERA_REQUIRE(product != mode::fused || parallel == scheme::data, invalid_argument,
+                    "spdnn: the fused mode runs data-parallel only (every rank holds every layer whole): use it with --parallel data");
+  });
+  problem<T, Policy> p{comm, std::move(layers), {}, row_form, 0, 0, {}};
   std::int64_t images = source.images;
   if (source.file != nullptr) {
     // The number of images comes from the file's largest id, and memory and time grow with it:
@@ -341,9 +353,15 @@ std::int64_t batch_width(const problem<T, Policy>& p, const inference_settings& 
 /// it. The weights are known before the images, so this is preparation, not inference (the
 /// challenge times inference only); tessera-spdnn reports its seconds apart. On a GPU, a plan
 /// made inside the layer loop cost more than the layer's product (an H100 spent 1 ms per layer on
-/// it). spgemm mode has nothing to prepare: its plans depend on Y as well.
+/// it). spgemm mode has nothing to prepare: its plans depend on Y as well. Fused mode lays the
+/// layers out for its kernel (chunk_layers), kept in p.chunked.
 template <class T, class Policy>
-void prepare(const problem<T, Policy>& p, const inference_settings& s) {
+void prepare(problem<T, Policy>& p, const inference_settings& s) {
+  if (s.product == mode::fused) {
+    p.chunked = std::make_shared<const fused_network<T, typename Policy::memory_space>>(
+        fuse_layers(p.layers, static_cast<int>(p.features.front().num_cols())));
+    return;
+  }
   if (s.product != mode::spmm || p.layers.empty()) return;
   const tessera::dist_dense<T, Policy> probe(p.comm, p.layers.front().mapping(), batch_width(p, s));
   for (const auto& w : p.layers) (void)tessera::spmm_plan_for(w, probe);
@@ -360,7 +378,18 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
   const auto start = clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
 
-  if (s.product == mode::spgemm) {
+  if (s.product == mode::fused) {
+    // Row form: features are this rank's images x neurons; an image lives if it kept a nonzero.
+    const auto& y0 = p.features.front();
+    const auto made = p.chunked ? nullptr
+                                : std::make_shared<const fused_network<T, typename Policy::memory_space>>(
+                                      fuse_layers(p.layers, static_cast<int>(y0.num_cols())));
+    const auto& net = p.chunked ? *p.chunked : *made;
+    const auto alive = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, run_fused<T, Policy>(net, y0.local(), y0.col_map(), act));
+    for (std::size_t r = 0; r < alive.extent(0); ++r)
+      if (alive(r)) live_images.push_back(p.first_image + static_cast<std::int64_t>(r));
+    if (s.on_layer && world.rank() == 0) s.on_layer(static_cast<int>(p.layers.size()), seconds(), static_cast<std::int64_t>(live_images.size()));
+  } else if (s.product == mode::spgemm) {
     auto y = p.features.front();
     for (std::size_t l = 0; l < p.layers.size(); ++l) {
       y = tessera::apply_drop_zeros(p.row_form ? tessera::spgemm(y, p.layers[l]) : tessera::spgemm(p.layers[l], y), act);

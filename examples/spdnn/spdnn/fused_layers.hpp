@@ -1,0 +1,319 @@
+#pragma once
+// spdnn's fused mode (examples/spdnn/spdnn/inference.hpp, --mode fused): each image's sparse row
+// taken through every layer by one work item, product, bias, ReLU, cap and the drop of zeros in
+// one pass per layer, with the weights in the layout that pass reads best.
+//
+// Why: after the first layer an image keeps 6-18% of its neurons (4,096 and more), so the dense
+// batches of spmm mode spend most of their multiply-adds on zeros, and pay again to find the dead
+// images and compact the batch. Here an image costs what its nonzeros cost, and a dead image stops.
+//
+// The layout: outputs of a layer whose columns of W(l) are identical (same inputs, same values)
+// get the same value for every image, to the bit (the same products added in the same order), so
+// each such class is computed once. RadiX-Net's columns come in classes of 16 (and the challenge's
+// weights are all 1/16), so a row of W(l) is 2 classes, not 32 outputs: a nonzero y_j costs two
+// scalar multiply-adds. A network without identical columns has classes of one output: the plain
+// sparse row times sparse matrix, no worse than Gustavson's.
+//
+// The sums are the reference's (reference.hpp) to the bit: each output adds its inputs' products in
+// ascending neuron order, one at a time, as the spmm and spgemm modes do; the kept outputs are put
+// back in neuron order after each layer. (Summing the inputs of a group of identical rows apart
+// first changed the rounding, and with it 3 of 60,000 categories at 1,024 neurons.)
+
+#include "batch_kernels.hpp"
+
+#include <tessera/core/error.hpp>
+#include <tessera/matrix/dist_matrix.hpp>
+#include <tessera/matrix/to_view.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace spdnn {
+
+/// Every layer W(1..L) of a square network with its outputs in classes of identical columns.
+/// Layer l has classes [class_at(l), class_at(l + 1)) (global class numbers g); class g's output
+/// neurons are class_member[class_ptr(g) .. class_ptr(g + 1)), ascending. Row j of layer l (index
+/// i = l * neurons + j) holds W(j, k) = class_value(e) for every member k of class class_of(e), e in
+/// [row_ptr(i), row_ptr(i + 1)), classes as local numbers (g - class_at(l)), ascending.
+template <class T, class MemorySpace>
+struct fused_network {
+  int neurons = 0;
+  int layers = 0;
+  int widest = 0;  ///< the most classes of any layer
+  std::int64_t weights = 0;  ///< nonzeros of W over all layers
+  Kokkos::View<std::int64_t*, MemorySpace> row_ptr;
+  Kokkos::View<std::int32_t*, MemorySpace> class_of;
+  Kokkos::View<T*, MemorySpace> class_value;
+  Kokkos::View<std::int64_t*, MemorySpace> class_at;  ///< per layer, and one past the last
+  Kokkos::View<std::int64_t*, MemorySpace> class_ptr;
+  Kokkos::View<std::int32_t*, MemorySpace> class_member;
+
+  /// Entries of W over the class entries the kernel reads: 16 on RadiX-Net, 1 without identical columns.
+  [[nodiscard]] double compression() const noexcept {
+    return class_of.extent(0) == 0 ? 1.0 : static_cast<double>(weights) / static_cast<double>(class_of.extent(0));
+  }
+};
+
+namespace detail {
+
+/// One layer on the host: CSR over the input neurons, global output ids.
+struct host_layer {
+  std::vector<tessera::offset_type> row_ptr;
+  std::vector<std::int64_t> columns;  // global output neuron
+  std::vector<double> values;
+};
+
+template <class T, class Policy>
+host_layer host_copy(const tessera::dist_matrix<T, Policy>& w) {
+  const auto& block = w.local();
+  const auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, block.row_ptr);
+  const auto col_idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, block.col_idx);
+  const auto values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, block.values);
+  const auto col_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, w.col_map());
+  host_layer out;
+  out.row_ptr.assign(row_ptr.data(), row_ptr.data() + row_ptr.extent(0));
+  out.columns.resize(col_idx.extent(0));
+  out.values.resize(col_idx.extent(0));
+  for (std::size_t e = 0; e < col_idx.extent(0); ++e) {
+    out.columns[e] = col_map(static_cast<std::size_t>(col_idx(e)));
+    out.values[e] = static_cast<double>(values(e));
+  }
+  return out;
+}
+
+/// Each output's class (0-based, numbered by first member) in a layer: outputs with identical
+/// columns of W (the same rows, the same values) share one.
+inline std::vector<std::int32_t> output_classes(const host_layer& w, int neurons, std::int32_t& classes) {
+  const auto n = static_cast<std::size_t>(neurons);
+  std::vector<std::int64_t> col_ptr(n + 1, 0);
+  for (const auto j : w.columns) ++col_ptr[static_cast<std::size_t>(j) + 1];
+  std::partial_sum(col_ptr.begin(), col_ptr.end(), col_ptr.begin());
+  std::vector<std::pair<std::int32_t, double>> column(w.columns.size());  // (row, value), rows ascending
+  std::vector<std::int64_t> fill(col_ptr.begin(), col_ptr.end() - 1);
+  for (std::size_t r = 0; r + 1 < w.row_ptr.size(); ++r)
+    for (auto e = w.row_ptr[r]; e < w.row_ptr[r + 1]; ++e) {
+      const auto k = static_cast<std::size_t>(w.columns[static_cast<std::size_t>(e)]);
+      column[static_cast<std::size_t>(fill[k]++)] = {static_cast<std::int32_t>(r), w.values[static_cast<std::size_t>(e)]};
+    }
+  const auto entries = [&](std::size_t k) {
+    return std::span<const std::pair<std::int32_t, double>>(column.data() + col_ptr[k], column.data() + col_ptr[k + 1]);
+  };
+  std::vector<std::int32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+    const auto ea = entries(static_cast<std::size_t>(a)), eb = entries(static_cast<std::size_t>(b));
+    return std::lexicographical_compare(ea.begin(), ea.end(), eb.begin(), eb.end());
+  });
+  std::vector<std::int32_t> class_of(n);
+  std::vector<std::int32_t> first_member;  // by sorted run
+  for (std::size_t p = 0; p < n; ++p) {
+    const auto k = static_cast<std::size_t>(order[p]);
+    const bool same = p > 0 && std::ranges::equal(entries(k), entries(static_cast<std::size_t>(order[p - 1])));
+    if (!same) first_member.push_back(static_cast<std::int32_t>(k));
+    class_of[k] = static_cast<std::int32_t>(first_member.size() - 1);
+  }
+  // Number the classes by their first member, so that class order follows neuron order.
+  std::vector<std::int32_t> run_order(first_member.size()), number(first_member.size());
+  std::iota(run_order.begin(), run_order.end(), 0);
+  std::sort(run_order.begin(), run_order.end(), [&](std::int32_t a, std::int32_t b) {
+    return first_member[static_cast<std::size_t>(a)] < first_member[static_cast<std::size_t>(b)];
+  });
+  for (std::size_t c = 0; c < run_order.size(); ++c) number[static_cast<std::size_t>(run_order[c])] = static_cast<std::int32_t>(c);
+  for (auto& c : class_of) c = number[static_cast<std::size_t>(c)];
+  classes = static_cast<std::int32_t>(first_member.size());
+  return class_of;
+}
+
+}  // namespace detail
+
+/// The layers in the fused kernel's layout (see fused_network). Each layer must be whole on a
+/// communicator of one rank (data parallelism: every rank holds every layer) and square,
+/// `neurons` x `neurons`; anything else is refused.
+template <class T, class Policy>
+fused_network<T, typename Policy::memory_space> fuse_layers(const std::vector<tessera::dist_matrix<T, Policy>>& layers,
+                                                           int neurons) {
+  using memory_space = typename Policy::memory_space;
+  const auto n = static_cast<std::size_t>(neurons);
+  fused_network<T, memory_space> out;
+  out.neurons = neurons;
+  out.layers = static_cast<int>(layers.size());
+  std::vector<std::int64_t> row_ptr{0}, class_at{0}, class_ptr{0};
+  std::vector<std::int32_t> class_of, class_member;
+  std::vector<T> class_value;
+  std::vector<std::pair<std::int32_t, T>> row;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const auto& w = layers[l];
+    TESSERA_REQUIRE(w.comm().size() == 1 && w.num_rows() == neurons && w.num_cols() == neurons, invalid_argument,
+                    "spdnn: the fused mode needs every layer whole on each rank and {} x {}; layer {} is {} x {} on {} rank(s)",
+                    neurons, neurons, l + 1, w.num_rows(), w.num_cols(), w.comm().size());
+    const auto host = detail::host_copy(w);
+    std::int32_t classes = 0;
+    const auto class_of_output = detail::output_classes(host, neurons, classes);
+    out.widest = std::max(out.widest, static_cast<int>(classes));
+    // Members, ascending within each class.
+    std::vector<std::int64_t> members_at(static_cast<std::size_t>(classes) + 1, 0);
+    for (const auto c : class_of_output) ++members_at[static_cast<std::size_t>(c) + 1];
+    std::partial_sum(members_at.begin(), members_at.end(), members_at.begin());
+    const auto base = static_cast<std::int64_t>(class_member.size());
+    class_member.resize(class_member.size() + n);
+    std::vector<std::int64_t> at(members_at.begin(), members_at.end() - 1);
+    for (std::size_t k = 0; k < n; ++k)
+      class_member[static_cast<std::size_t>(base + at[static_cast<std::size_t>(class_of_output[k])]++)] = static_cast<std::int32_t>(k);
+    for (std::int32_t c = 0; c < classes; ++c) class_ptr.push_back(base + members_at[static_cast<std::size_t>(c) + 1]);
+    class_at.push_back(class_at.back() + classes);
+    // Rows: one entry per class they reach (every member of it, with one value).
+    for (std::size_t r = 0; r < n; ++r) {
+      row.clear();
+      for (auto e = host.row_ptr[r]; e < host.row_ptr[r + 1]; ++e)
+        row.emplace_back(class_of_output[static_cast<std::size_t>(host.columns[static_cast<std::size_t>(e)])],
+                         static_cast<T>(host.values[static_cast<std::size_t>(e)]));
+      std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (std::size_t e = 0; e < row.size(); ++e)
+        if (e == 0 || row[e].first != row[e - 1].first) {
+          class_of.push_back(row[e].first);
+          class_value.push_back(row[e].second);
+        }
+      row_ptr.push_back(static_cast<std::int64_t>(class_of.size()));
+    }
+    out.weights += static_cast<std::int64_t>(host.columns.size());
+  }
+  out.row_ptr = tessera::to_view<std::int64_t, memory_space>(row_ptr, "spdnn::row_ptr");
+  out.class_of = tessera::to_view<std::int32_t, memory_space>(class_of, "spdnn::class_of");
+  out.class_value = tessera::to_view<T, memory_space>(class_value, "spdnn::class_value");
+  out.class_at = tessera::to_view<std::int64_t, memory_space>(class_at, "spdnn::class_at");
+  out.class_ptr = tessera::to_view<std::int64_t, memory_space>(class_ptr, "spdnn::class_ptr");
+  out.class_member = tessera::to_view<std::int32_t, memory_space>(class_member, "spdnn::class_member");
+  return out;
+}
+
+namespace detail {
+
+/// The per-image buffers of the fused kernel (a work item's scratch): the class sums (`acc`,
+/// zeroed between layers), the image's nonzeros in neuron order (`index`, `value`), and the
+/// kept neurons' values and marks (`by_neuron`, `marked`: a bit per neuron, left cleared).
+template <class T>
+struct image_buffers {
+  T* acc;
+  std::int32_t* index;
+  T* value;
+  T* by_neuron;
+  std::uint64_t* marked;
+};
+
+/// The lowest set bit of a nonzero word.
+KOKKOS_INLINE_FUNCTION int lowest_set_bit(std::uint64_t x) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __ffsll(static_cast<long long>(x)) - 1;
+#else
+  return std::countr_zero(x);
+#endif
+}
+
+/// One image through every layer (the body of run_fused's work item), from its nonzeros in
+/// b.index/b.value (neuron order). Returns how many it kept after the last layer (0: dead).
+template <class T, class MemorySpace>
+KOKKOS_INLINE_FUNCTION std::int32_t image_through_layers(const fused_network<T, MemorySpace>& net, bias_relu_clamp<T> act,
+                                                         std::int32_t count, const image_buffers<T>& b) {
+  for (int l = 0; l < net.layers && count > 0; ++l) {
+    const std::int64_t rows_at = static_cast<std::int64_t>(l) * net.neurons;
+    // The product: each class's sum over the image's nonzeros in neuron order, as the reference adds.
+    for (std::int32_t e = 0; e < count; ++e) {
+      const T y = b.value[e];
+      const auto r = static_cast<std::size_t>(rows_at + b.index[e]);
+      for (auto c = net.row_ptr(r); c < net.row_ptr(r + 1); ++c) {
+        T& sum = b.acc[net.class_of(static_cast<std::size_t>(c))];
+        sum += y * net.class_value(static_cast<std::size_t>(c));
+      }
+    }
+    // The activation, once per class; a kept class marks its members.
+    const auto first_class = net.class_at(static_cast<std::size_t>(l));
+    const auto classes = static_cast<std::int32_t>(net.class_at(static_cast<std::size_t>(l) + 1) - first_class);
+    bool any = false;
+    for (std::int32_t g = 0; g < classes; ++g) {
+      const T y = act(b.acc[g]);
+      b.acc[g] = T(0);
+      if (y == T(0)) continue;
+      any = true;
+      const auto global = static_cast<std::size_t>(first_class + g);
+      for (auto m = net.class_ptr(global); m < net.class_ptr(global + 1); ++m) {
+        const auto k = static_cast<std::size_t>(net.class_member(static_cast<std::size_t>(m)));
+        b.marked[k / 64] |= std::uint64_t{1} << (k % 64);
+        b.by_neuron[k] = y;
+      }
+    }
+    // Back to neuron order: the marked bits, word by word (a walk over every neuron cost more
+    // than the layer's product and activation together).
+    count = 0;
+    if (!any) break;
+    for (std::int32_t word = 0; word < (net.neurons + 63) / 64; ++word) {
+      std::uint64_t bits = b.marked[word];
+      b.marked[word] = 0;
+      while (bits != 0) {
+        const std::int32_t k = word * 64 + lowest_set_bit(bits);
+        bits &= bits - 1;
+        b.index[count] = k;
+        b.value[count] = b.by_neuron[k];
+        ++count;
+      }
+    }
+  }
+  return count;
+}
+
+}  // namespace detail
+
+/// Images through every layer of `net`, one work item per image (a team of one, its buffers in the
+/// team's scratch), starting from `features` (images x neurons, CSR, each row's columns
+/// ascending; local column c is neuron col_map(c), ascending). Returns per image 1 if it kept a
+/// nonzero after the last layer.
+template <class T, class Policy, class Rows, class ColMap>
+Kokkos::View<char*, typename Policy::memory_space> run_fused(const fused_network<T, typename Policy::memory_space>& net,
+                                                             const Rows& features, const ColMap& col_map, bias_relu_clamp<T> act) {
+  using exec = typename Policy::execution_space;
+  using team_policy = Kokkos::TeamPolicy<exec, Kokkos::Schedule<Kokkos::Dynamic>>;
+  const auto images = static_cast<std::size_t>(features.rows);
+  const Kokkos::View<char*, typename Policy::memory_space> alive("spdnn::alive", images);
+  if (images == 0) return alive;
+  constexpr std::size_t align = 64;
+  const auto rounded = [](std::size_t bytes) { return (bytes + align - 1) / align * align; };
+  const auto n = static_cast<std::size_t>(net.neurons), widest = static_cast<std::size_t>(net.widest);
+  const std::size_t acc_bytes = rounded(widest * sizeof(T)), index_bytes = rounded(n * sizeof(std::int32_t)),
+                    value_bytes = rounded(n * sizeof(T)), mark_bytes = rounded((n + 63) / 64 * sizeof(std::uint64_t));
+  const std::size_t scratch = acc_bytes + index_bytes + 2 * value_bytes + mark_bytes + align;
+  const auto row_ptr = features.row_ptr;
+  const auto col_idx = features.col_idx;
+  const auto feature_values = features.values;
+  Kokkos::parallel_for(
+      "spdnn::fused", team_policy(static_cast<int>(images), 1).set_scratch_size(1, Kokkos::PerTeam(scratch)),
+      KOKKOS_LAMBDA(const typename team_policy::member_type& m) {
+        char* base = static_cast<char*>(m.team_scratch(1).get_shmem_aligned(scratch - align, align));
+        detail::image_buffers<T> b{};
+        b.acc = reinterpret_cast<T*>(base);
+        b.index = reinterpret_cast<std::int32_t*>(base + acc_bytes);
+        b.value = reinterpret_cast<T*>(base + acc_bytes + index_bytes);
+        b.by_neuron = reinterpret_cast<T*>(base + acc_bytes + index_bytes + value_bytes);
+        b.marked = reinterpret_cast<std::uint64_t*>(base + acc_bytes + index_bytes + 2 * value_bytes);
+        for (std::size_t g = 0; g < widest; ++g) b.acc[g] = T(0);
+        for (std::size_t w = 0; w < (n + 63) / 64; ++w) b.marked[w] = 0;
+        const auto i = static_cast<std::size_t>(m.league_rank());
+        std::int32_t count = 0;
+        for (auto e = row_ptr(i); e < row_ptr(i + 1); ++e) {
+          b.index[count] = static_cast<std::int32_t>(col_map(static_cast<std::size_t>(col_idx(e))));
+          b.value[count] = feature_values(e);
+          ++count;
+        }
+        alive(i) = detail::image_through_layers(net, act, count, b) > 0 ? 1 : 0;
+      });
+  exec().fence();
+  return alive;
+}
+
+}  // namespace spdnn
