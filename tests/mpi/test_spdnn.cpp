@@ -10,6 +10,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 #include <set>
 
 using namespace tessera;
@@ -59,9 +61,10 @@ void check_every_variant() {
     const auto expected = reference_for(images);
     if (images == 300) REQUIRE((expected.size() > 30 && expected.size() < 270));  // a real mix
     for (auto parallel : {spdnn::scheme::model, spdnn::scheme::data})
-      for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm})
+      for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm, spdnn::mode::fused})
         for (std::int64_t batch : {std::int64_t{0}, std::int64_t{16}}) {
-          if (product == spdnn::mode::spgemm && batch != 0) continue;
+          if (product != spdnn::mode::spmm && batch != 0) continue;
+          if (product == spdnn::mode::fused && parallel == spdnn::scheme::model) continue;  // refused: see below
           INFO("images " << images << ", " << spdnn::to_string(parallel) << " parallel, " << spdnn::to_string(product)
                          << ", batch " << batch);
           CHECK(distributed<Backend>(parallel, product, images, batch) == expected);
@@ -118,7 +121,7 @@ TEST_CASE("model-parallel spmm fetches exactly the rows of Y each rank needs; da
   CHECK(traffic.total.bytes == static_cast<std::uint64_t>(expected));
   if (world.size() == 1) CHECK(expected == 0);
 
-  for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm}) {
+  for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm, spdnn::mode::fused}) {
     world.stats().reset();
     (void)distributed<mpi_rma>(spdnn::scheme::data, product, 100);
     CHECK(reduce_traffic(world).total.bytes == 0);
@@ -171,7 +174,8 @@ TEST_CASE("the challenge's files written by the generator read back to the same 
   const auto lines = spdnn::read_tsv(world, fmt::format("{}/sparse-images-{}.tsv", dir, neurons),
                                      {3, std::numeric_limits<std::int64_t>::max(), neurons, "image", "neuron"});
   for (auto parallel : {spdnn::scheme::model, spdnn::scheme::data})
-    for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm}) {
+    for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm, spdnn::mode::fused}) {
+      if (product == spdnn::mode::fused && parallel == spdnn::scheme::model) continue;
       const auto self = communicator::duplicate(MPI_COMM_SELF);
       const auto& comm = parallel == spdnn::scheme::model ? world : self;
       spdnn::feature_source source;
@@ -191,6 +195,100 @@ TEST_CASE("the challenge's files written by the generator read back to the same 
   auto all = world.allgather_concatenated(truth.first);
   std::sort(all.begin(), all.end());
   CHECK(all == expected);
+}
+
+TEST_CASE("fused mode: identical columns computed once, any other network exactly as the reference") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& world = test::world();
+  const auto self = communicator::duplicate(MPI_COMM_SELF);
+  const spdnn::feature_generator gen(neurons, seed);
+  spdnn::feature_source source;
+  source.generator = &gen;
+  source.images = 200;
+
+  // RadiX-Net: its columns come in classes of 16 with one value, so the kernel reads 2 entries per
+  // row, not 32; in the last layer of each block (6 layers at 1,024 neurons) the two halves of a
+  // row's columns meet, in classes of 32: 1 entry per row.
+  {
+    const auto network = spdnn::generated_layers<float, P>(self, spdnn::radixnet(neurons, seed), layers, true);
+    const auto fused = spdnn::fuse_layers(network, neurons);
+    constexpr int meeting_layers = layers / 6;
+    CHECK(fused.compression() == doctest::Approx(32.0 * layers / (2.0 * (layers - meeting_layers) + meeting_layers)));
+    CHECK(fused.widest == neurons / 16);
+  }
+
+  // A network without that structure: random rows (some empty, so some columns too), values of both
+  // signs, columns 0-7 identical (one class), columns 8-11 with the same rows as 0-7 but other
+  // values (each its own), a duplicate weight (summed when assembled), and a layer of rows whose
+  // values differ from entry to entry.
+  constexpr int small = 96, deep = 6;
+  std::vector<spdnn::host_sparse<float>> host;
+  std::vector<dist_matrix<float, P>> network;
+  std::mt19937_64 rng(11);
+  for (int l = 0; l < deep; ++l) {
+    triplets<float> t;
+    spdnn::host_sparse<float> w;
+    w.cols = small;
+    for (int j = 0; j < small; ++j) {
+      std::map<std::int64_t, float> row;
+      if (j % 13 != 5) {
+        for (int e = 0; e < 10; ++e) {
+          const auto k = static_cast<std::int64_t>(12 + rng() % (small - 13));  // column small - 1 stays empty
+          row[k] += static_cast<float>(static_cast<int>(rng() % 7) - 2) / 8.0f;
+        }
+        if (j % 3 == 0) {
+          const float v = l == 2 ? static_cast<float>(j % 5 + 1) / 16.0f : 0.125f;
+          for (std::int64_t k = 0; k < 8; ++k) row[k] = v;
+          for (std::int64_t k = 8; k < 12; ++k) row[k] = v * static_cast<float>(k - 6);
+        }
+      }
+      std::vector<std::int64_t> cols;
+      std::vector<float> vals;
+      for (const auto& [k, v] : row) {
+        cols.push_back(k);
+        vals.push_back(v);
+        if (k == 20) {  // as two entries that assembly sums
+          t.push_back(j, k, v / 2);
+          t.push_back(j, k, v / 2);
+        } else {
+          t.push_back(j, k, v);
+        }
+      }
+      w.push_row(cols, vals);
+    }
+    host.push_back(w);
+    network.push_back(build_from_triplets<float, P>(self, small, small, t));
+  }
+  const spdnn::feature_generator small_gen(small, seed);
+  spdnn::feature_source small_source;
+  small_source.generator = &small_gen;
+  small_source.images = 150;
+  const float small_bias = -0.3f;  // 68 of the 150 images are categories
+  const auto features = spdnn::generated_features<float>(small_gen, small, 0, small_source.images);
+  const auto expected = spdnn::reference_categories<float>(host, features, small_bias, 32.0f);
+  CHECK(expected.size() > 10);
+  CHECK(expected.size() < 140);
+  const auto fused = spdnn::fuse_layers(network, small);
+  CHECK(fused.compression() > 1.0);
+  CHECK(fused.compression() < 2.0);
+  auto problem = spdnn::make_problem<float, P>(world, spdnn::scheme::data, spdnn::mode::fused, small, std::move(network),
+                                               small_source, self);
+  spdnn::inference_settings settings;
+  settings.bias = small_bias;
+  settings.product = spdnn::mode::fused;
+  CHECK(spdnn::infer<float, P>(world, problem, settings).categories == expected);  // made inside infer
+  spdnn::prepare(problem, settings);
+  REQUIRE(problem.fused != nullptr);
+  CHECK(spdnn::infer<float, P>(world, problem, settings).categories == expected);  // prepared
+
+  // Model parallelism splits W: the fused mode refuses it on every rank, saying what to use.
+  test::require_rejected(
+      [&] {
+        (void)spdnn::make_problem<float, P>(world, spdnn::scheme::model, spdnn::mode::fused, neurons,
+                                            spdnn::generated_layers<float, P>(world, spdnn::radixnet(neurons, seed), 2, false),
+                                            source, world);
+      },
+      error_kind::invalid_argument, "the fused mode runs data-parallel only");
 }
 
 TEST_CASE("malformed TSV files are rejected with the file and line, on every rank") {

@@ -98,7 +98,7 @@ struct problem {
   std::int64_t first_image = 0;  ///< global id of this problem's image 0
   std::int64_t total_images = 0;  ///< over all ranks
   /// Fused mode: the layers in its kernel's layout (made by prepare, or by infer if not).
-  std::shared_ptr<const fused_network<T, typename Policy::memory_space>> chunked;
+  std::shared_ptr<const fused_network<T, typename Policy::memory_space>> fused;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -354,11 +354,11 @@ std::int64_t batch_width(const problem<T, Policy>& p, const inference_settings& 
 /// challenge times inference only); tessera-spdnn reports its seconds apart. On a GPU, a plan
 /// made inside the layer loop cost more than the layer's product (an H100 spent 1 ms per layer on
 /// it). spgemm mode has nothing to prepare: its plans depend on Y as well. Fused mode lays the
-/// layers out for its kernel (chunk_layers), kept in p.chunked.
+/// layers out for its kernel (chunk_layers), kept in p.fused.
 template <class T, class Policy>
 void prepare(problem<T, Policy>& p, const inference_settings& s) {
   if (s.product == mode::fused) {
-    p.chunked = std::make_shared<const fused_network<T, typename Policy::memory_space>>(
+    p.fused = std::make_shared<const fused_network<T, typename Policy::memory_space>>(
         fuse_layers(p.layers, static_cast<int>(p.features.front().num_cols())));
     return;
   }
@@ -381,10 +381,10 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
   if (s.product == mode::fused) {
     // Row form: features are this rank's images x neurons; an image lives if it kept a nonzero.
     const auto& y0 = p.features.front();
-    const auto made = p.chunked ? nullptr
+    const auto made = p.fused ? nullptr
                                 : std::make_shared<const fused_network<T, typename Policy::memory_space>>(
                                       fuse_layers(p.layers, static_cast<int>(y0.num_cols())));
-    const auto& net = p.chunked ? *p.chunked : *made;
+    const auto& net = p.fused ? *p.fused : *made;
     const auto alive = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, run_fused<T, Policy>(net, y0.local(), y0.col_map(), act));
     for (std::size_t r = 0; r < alive.extent(0); ++r)
       if (alive(r)) live_images.push_back(p.first_image + static_cast<std::int64_t>(r));
