@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 namespace {
@@ -34,7 +35,7 @@ struct options {
   std::int64_t inputs = 60000;
   std::uint64_t seed = 1;
   std::string weights, features, truth, write;
-  spdnn::mode product = spdnn::mode::spmm;
+  std::optional<spdnn::mode> product;  // unset: fused where it runs best (data parallel, host cores), else spmm
   spdnn::scheme parallel = spdnn::scheme::data;
   std::string backend = "rma";
   std::int64_t batch = 0;
@@ -60,8 +61,9 @@ Network and inputs (generated unless files are given):
   --truth FILE        the challenge's neuron{N}-l{L}-categories.tsv: checked, exit 1 on mismatch
   --write DIR         write the generated network, inputs and categories in the challenge's format
 How to run:
-  --mode spmm|spgemm|fused  dense Y (default), sparse Y, or each image's sparse row through
-                            every layer in one fused kernel (--parallel data only)
+  --mode fused|spmm|spgemm  each image's sparse row through every layer in one fused kernel
+                            (--parallel data only; the default there on host cores), dense
+                            batches of Y (the default otherwise), or sparse Y
   --parallel data|model     W replicated, images split (default); or W and Y split by neurons
   --backend rma|progress|aggregator
   --batch B           images per dense batch in spmm mode (default: 256 on host
@@ -193,7 +195,8 @@ int run(const options& o, const tessera::communicator& world) {
   spdnn::tsv_columns feature_lines;
   const spdnn::feature_generator gen(o.neurons, o.seed);
   spdnn::feature_source source;
-  const bool row_form = spdnn::uses_row_form(o.parallel, o.product);
+  const spdnn::mode product = o.product.value_or(spdnn::default_mode<P>(o.parallel));
+  const bool row_form = spdnn::uses_row_form(o.parallel, product);
   if (o.weights.empty()) {
     layers = spdnn::generated_layers<value_type, P>(comm, spdnn::radixnet(o.neurons, o.seed), o.layers, row_form);
     source.generator = &gen;
@@ -208,18 +211,20 @@ int run(const options& o, const tessera::communicator& world) {
     feature_lines = spdnn::read_tsv(world, o.features, spdnn::features_layout(o.neurons, o.inputs));
     source.file = &feature_lines;
   }
-  auto problem = spdnn::make_problem<value_type, P>(world, o.parallel, o.product, o.neurons, std::move(layers), source, comm);
+  auto problem = spdnn::make_problem<value_type, P>(world, o.parallel, product, o.neurons, std::move(layers), source, comm);
   const double read_seconds = world.max(std::chrono::duration<double>(clock::now() - read_start).count());
 
   spdnn::inference_settings settings;
   settings.bias = bias;
-  settings.product = o.product;
+  settings.product = product;
   settings.batch = o.batch;
   if (!o.quiet)
     settings.on_layer = [&](int layer, double seconds, std::int64_t count) {
       if (o.trace || seconds > 3.0)
         fmt::print("  layer {:4}/{}  {:8.2f} s  {} {}\n", layer, o.layers, seconds, count,
-                   o.product == spdnn::mode::spgemm ? "nonzeros" : "live images in this batch");
+                   product == spdnn::mode::spgemm ? "nonzeros"
+                   : product == spdnn::mode::fused ? "images alive after the last layer"
+                                                   : "live images in this batch");
     };
   // The layers' plans, made before inference starts and timed apart (spdnn::prepare).
   world.barrier();
@@ -268,7 +273,7 @@ int run(const options& o, const tessera::communicator& world) {
   if (world.rank() == 0) {
     if (!o.quiet) {
       fmt::print("{} neurons x {} layers, {} images; {} {}-parallel on {} rank{} ({})\n", o.neurons, o.layers,
-                 problem.total_images, spdnn::to_string(o.product), spdnn::to_string(o.parallel), world.size(),
+                 problem.total_images, spdnn::to_string(product), spdnn::to_string(o.parallel), world.size(),
                  world.size() == 1 ? "" : "s", o.backend);
       fmt::print("categories: {}\n", result.categories.size());
       fmt::print("reading/generating: {:.3f} s; preparing the layers: {:.3f} s; inference: {:.3f} s; {:.3e} edges/s\n",
@@ -280,7 +285,7 @@ int run(const options& o, const tessera::communicator& world) {
         "{{\"bench\": \"spdnn\", \"neurons\": {}, \"layers\": {}, \"inputs\": {}, \"mode\": \"{}\", \"parallel\": \"{}\", "
         "\"backend\": \"{}\", \"np\": {}, \"threads\": {}, \"seconds\": {:.6f}, \"read_seconds\": {:.6f}, \"prepare_seconds\": {:.6f}, \"edges_per_second\": {:.6e}, "
         "\"categories\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, \"valid\": {}}}\n",
-        o.neurons, o.layers, problem.total_images, spdnn::to_string(o.product), spdnn::to_string(o.parallel), o.backend,
+        o.neurons, o.layers, problem.total_images, spdnn::to_string(product), spdnn::to_string(o.parallel), o.backend,
         world.size(), Kokkos::DefaultHostExecutionSpace().concurrency(), result.seconds, read_seconds, prepare_seconds, edges / result.seconds, result.categories.size(),
         traffic.total.bytes, traffic.total.messages, rss, failures == 0 && (o.check || !o.truth.empty()) ? "true" : (failures ? "false" : "null"));
   }

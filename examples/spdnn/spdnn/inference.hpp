@@ -87,6 +87,15 @@ struct inference_settings {
   std::function<void(int, double, std::int64_t)> on_layer;
 };
 
+/// The mode that runs best for a scheme on Policy's execution space: fused for data parallelism on
+/// host cores; spmm otherwise (model parallelism, which the fused mode cannot run, and devices,
+/// where the fused mode is correct but runs an image per thread: not measured on a GPU yet).
+template <class Policy>
+mode default_mode(scheme parallel) {
+  constexpr bool on_device = tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>;
+  return parallel == scheme::data && !on_device ? mode::fused : mode::spmm;
+}
+
 /// The layers W'(l) and the features Y'(0) on one communicator (the world for
 /// model parallelism, a rank's own for data parallelism).
 template <class T, class Policy>
