@@ -24,8 +24,9 @@ peer="$build/bench/peers_graphblas/bench_peer_graphblas_spdnn"
 [[ -x "$spdnn" ]] || { echo "build tessera-spdnn first: cmake --build --preset release --target tessera-spdnn" >&2; exit 1; }
 for n in $neurons; do
   for backend in $backends; do
-    for mode in spmm spgemm; do
+    for mode in fused spmm spgemm; do
       for parallel in data model; do
+        [[ $mode == fused && $parallel == model ]] && continue  # the fused mode is data-parallel only
         procs=$np
         [[ $backend == progress ]] && procs=$((np + 1))  # one progress rank on this node
         mpiexec --oversubscribe -n "$procs" "$spdnn" --neurons "$n" --layers "$layers" --inputs "$inputs" \
