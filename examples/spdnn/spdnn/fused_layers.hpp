@@ -42,7 +42,10 @@ namespace spdnn {
 /// Layer l has classes [class_at(l), class_at(l + 1)) (global class numbers g); class g's output
 /// neurons are class_member[class_ptr(g) .. class_ptr(g + 1)), ascending. Row j of layer l (index
 /// i = l * neurons + j) holds W(j, k) = class_value(e) for every member k of class class_of(e), e in
-/// [row_ptr(i), row_ptr(i + 1)), classes as local numbers (g - class_at(l)), ascending.
+/// [row_ptr(i), row_ptr(i + 1)), classes as local numbers (g - class_at(l)), ascending. A layer whose
+/// weights are all one value (an iso-valued matrix, as GraphBLAS calls it: the challenge's are all
+/// 1/16) has iso_value(l) = 1 and layer_value(l) that value, and its class_value entries are not
+/// read: a third less of W to bring to the core per nonzero.
 template <class T, class MemorySpace>
 struct fused_network {
   int neurons = 0;
@@ -53,6 +56,8 @@ struct fused_network {
   Kokkos::View<std::int32_t*, MemorySpace> class_of;
   Kokkos::View<T*, MemorySpace> class_value;
   Kokkos::View<std::int64_t*, MemorySpace> class_at;  ///< per layer, and one past the last
+  Kokkos::View<char*, MemorySpace> iso_value;          ///< per layer
+  Kokkos::View<T*, MemorySpace> layer_value;           ///< per layer (iso layers)
   Kokkos::View<std::int64_t*, MemorySpace> class_ptr;
   Kokkos::View<std::int32_t*, MemorySpace> class_member;
 
@@ -147,7 +152,8 @@ fused_network<T, typename Policy::memory_space> fuse_layers(const std::vector<te
   out.layers = static_cast<int>(layers.size());
   std::vector<std::int64_t> row_ptr{0}, class_at{0}, class_ptr{0};
   std::vector<std::int32_t> class_of, class_member;
-  std::vector<T> class_value;
+  std::vector<T> class_value, layer_value(layers.size(), T(0));
+  std::vector<char> iso_value(layers.size(), 0);
   std::vector<std::pair<std::int32_t, T>> row;
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const auto& w = layers[l];
@@ -183,12 +189,19 @@ fused_network<T, typename Policy::memory_space> fuse_layers(const std::vector<te
         }
       row_ptr.push_back(static_cast<std::int64_t>(class_of.size()));
     }
+    if (!host.values.empty()) {
+      const auto first = static_cast<T>(host.values.front());
+      iso_value[l] = std::all_of(host.values.begin(), host.values.end(), [&](double v) { return static_cast<T>(v) == first; }) ? 1 : 0;
+      layer_value[l] = first;
+    }
     out.weights += static_cast<std::int64_t>(host.columns.size());
   }
   out.row_ptr = tessera::to_view<std::int64_t, memory_space>(row_ptr, "spdnn::row_ptr");
   out.class_of = tessera::to_view<std::int32_t, memory_space>(class_of, "spdnn::class_of");
   out.class_value = tessera::to_view<T, memory_space>(class_value, "spdnn::class_value");
   out.class_at = tessera::to_view<std::int64_t, memory_space>(class_at, "spdnn::class_at");
+  out.iso_value = tessera::to_view<char, memory_space>(iso_value, "spdnn::iso_value");
+  out.layer_value = tessera::to_view<T, memory_space>(layer_value, "spdnn::layer_value");
   out.class_ptr = tessera::to_view<std::int64_t, memory_space>(class_ptr, "spdnn::class_ptr");
   out.class_member = tessera::to_view<std::int32_t, memory_space>(class_member, "spdnn::class_member");
   return out;
@@ -225,12 +238,24 @@ KOKKOS_INLINE_FUNCTION std::int32_t image_through_layers(const fused_network<T, 
   for (int l = 0; l < net.layers && count > 0; ++l) {
     const std::int64_t rows_at = static_cast<std::int64_t>(l) * net.neurons;
     // The product: each class's sum over the image's nonzeros in neuron order, as the reference adds.
-    for (std::int32_t e = 0; e < count; ++e) {
-      const T y = b.value[e];
-      const auto r = static_cast<std::size_t>(rows_at + b.index[e]);
-      for (auto c = net.row_ptr(r); c < net.row_ptr(r + 1); ++c) {
-        T& sum = b.acc[net.class_of(static_cast<std::size_t>(c))];
-        sum += y * net.class_value(static_cast<std::size_t>(c));
+    if (net.iso_value(static_cast<std::size_t>(l))) {
+      const T w = net.layer_value(static_cast<std::size_t>(l));
+      for (std::int32_t e = 0; e < count; ++e) {
+        const T y = b.value[e];
+        const auto r = static_cast<std::size_t>(rows_at + b.index[e]);
+        for (auto c = net.row_ptr(r); c < net.row_ptr(r + 1); ++c) {
+          T& sum = b.acc[net.class_of(static_cast<std::size_t>(c))];
+          sum += y * w;
+        }
+      }
+    } else {
+      for (std::int32_t e = 0; e < count; ++e) {
+        const T y = b.value[e];
+        const auto r = static_cast<std::size_t>(rows_at + b.index[e]);
+        for (auto c = net.row_ptr(r); c < net.row_ptr(r + 1); ++c) {
+          T& sum = b.acc[net.class_of(static_cast<std::size_t>(c))];
+          sum += y * net.class_value(static_cast<std::size_t>(c));
+        }
       }
     }
     // The activation, once per class; a kept class marks its members.
