@@ -78,6 +78,36 @@ inline void read_range(std::ifstream& in, std::uint64_t from, std::uint64_t coun
   in.clear();
 }
 
+/// A value without exponent and with at most 15 digits (the challenge's "0.0625" and "1"): its digits
+/// as an integer divided by a power of ten, both exact in a double, so the one division rounds
+/// correctly (Clinger's fast path): the double std::from_chars gives, at a fraction of its cost
+/// (from_chars was a third of parsing a layer file). False, with `value` untouched, for anything
+/// else, which from_chars then reads.
+inline bool plain_decimal(const char* at, const char* end, double& value) {
+  static constexpr double powers_of_ten[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  const bool negative = at != end && *at == '-';
+  if (negative) ++at;
+  std::uint64_t digits = 0;
+  int count = 0, after_point = 0;
+  bool point = false;
+  for (; at != end; ++at) {
+    if (*at >= '0' && *at <= '9') {
+      digits = 10 * digits + static_cast<std::uint64_t>(*at - '0');
+      ++count;
+      after_point += point ? 1 : 0;
+    } else if (*at == '.' && !point) {
+      point = true;
+    } else {
+      return false;
+    }
+    if (count > 15) return false;
+  }
+  if (count == 0) return false;
+  const double magnitude = static_cast<double>(digits) / powers_of_ten[after_point];
+  value = negative ? -magnitude : magnitude;
+  return true;
+}
+
 /// The common line, `row<TAB>column<TAB>value` with plain decimal indices in range and a finite
 /// value, parsed in one pass; false (nothing stored) for anything else, which parse_line then
 /// reads field by field, with its messages. Only lines parse_line accepts with the same numbers
@@ -97,8 +127,10 @@ inline bool parse_plain_line(std::string_view line, const tsv_layout& layout, ts
     ++at;
   }
   double value = 0;
-  const auto [stop, ec] = std::from_chars(at, end, value);
-  if (ec != std::errc{} || stop != end || at == end || !std::isfinite(value)) return false;
+  if (!plain_decimal(at, end, value)) {
+    const auto [stop, ec] = std::from_chars(at, end, value);
+    if (ec != std::errc{} || stop != end || at == end || !std::isfinite(value)) return false;
+  }
   out.first.push_back(index[0]);
   out.second.push_back(index[1]);
   out.value.push_back(value);
