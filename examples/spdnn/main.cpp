@@ -142,6 +142,11 @@ options parse(int argc, char** argv) {
   refuse(!o.write.empty() && !o.weights.empty(), "--write writes generated data; it cannot be used with --weights");
   refuse(o.product == spdnn::mode::fused && o.parallel != spdnn::scheme::data,
          "--mode fused runs data-parallel only (every rank holds every layer whole): use --parallel data");
+  // Every backend's policy runs on the same execution space: any of them says the default mode.
+  const auto product = o.product.value_or(spdnn::default_mode<tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>>(o.parallel));
+  refuse(o.batch > 0 && product != spdnn::mode::spmm,
+         fmt::format("--batch sets the width of spmm mode's dense batches; the {} mode has none (add --mode spmm)",
+                     spdnn::to_string(product)));
   refuse(o.backend != "rma" && o.backend != "progress" && o.backend != "aggregator",
          fmt::format("--backend {}: rma, progress or aggregator", o.backend));
   return o;
