@@ -228,7 +228,7 @@ int run(const options& o, const tessera::communicator& world) {
       if (o.trace || seconds > 3.0)
         fmt::print("  layer {:4}/{}  {:8.2f} s  {} {}\n", layer, o.layers, seconds, count,
                    product == spdnn::mode::spgemm ? "nonzeros"
-                   : product == spdnn::mode::fused ? "images alive after the last layer"
+                   : product == spdnn::mode::fused ? "images alive after the last layer (first rank)"
                                                    : "live images in this batch");
     };
   // The layers' plans, made before inference starts and timed apart (spdnn::prepare).

@@ -24,7 +24,7 @@
 //                     batches).
 //   --mode fused      data parallel only: each image's sparse row through every
 //                     layer in one work item, the product and the activation
-//                     fused, the weights renumbered into chunks of 8 outputs
+//                     fused, outputs with identical columns of W computed once
 //                     (fused_layers.hpp); a dead image simply stops.
 
 #include "batch_kernels.hpp"
@@ -363,7 +363,7 @@ std::int64_t batch_width(const problem<T, Policy>& p, const inference_settings& 
 /// challenge times inference only); tessera-spdnn reports its seconds apart. On a GPU, a plan
 /// made inside the layer loop cost more than the layer's product (an H100 spent 1 ms per layer on
 /// it). spgemm mode has nothing to prepare: its plans depend on Y as well. Fused mode lays the
-/// layers out for its kernel (chunk_layers), kept in p.fused.
+/// layers out for its kernel (fuse_layers), kept in p.fused.
 template <class T, class Policy>
 void prepare(problem<T, Policy>& p, const inference_settings& s) {
   if (s.product == mode::fused) {
