@@ -35,7 +35,7 @@ struct options {
   std::int64_t inputs = 60000;
   std::uint64_t seed = 1;
   std::string weights, features, truth, write;
-  std::optional<spdnn::mode> product;  // unset: fused where it runs best (data parallel, host cores), else spmm
+  std::optional<spdnn::mode> product;  // resolved by parse: --mode, else spdnn::default_mode
   spdnn::scheme parallel = spdnn::scheme::data;
   std::string backend = "rma";
   std::int64_t batch = 0;
@@ -143,10 +143,10 @@ options parse(int argc, char** argv) {
   refuse(o.product == spdnn::mode::fused && o.parallel != spdnn::scheme::data,
          "--mode fused runs data-parallel only (every rank holds every layer whole): use --parallel data");
   // Every backend's policy runs on the same execution space: any of them says the default mode.
-  const auto product = o.product.value_or(spdnn::default_mode<tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>>(o.parallel));
-  refuse(o.batch > 0 && product != spdnn::mode::spmm,
+  o.product = o.product.value_or(spdnn::default_mode<tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>>(o.parallel));
+  refuse(o.batch > 0 && *o.product != spdnn::mode::spmm,
          fmt::format("--batch sets the width of spmm mode's dense batches; the {} mode has none (add --mode spmm)",
-                     spdnn::to_string(product)));
+                     spdnn::to_string(*o.product)));
   refuse(o.backend != "rma" && o.backend != "progress" && o.backend != "aggregator",
          fmt::format("--backend {}: rma, progress or aggregator", o.backend));
   return o;
@@ -200,7 +200,7 @@ int run(const options& o, const tessera::communicator& world) {
   spdnn::tsv_columns feature_lines;
   const spdnn::feature_generator gen(o.neurons, o.seed);
   spdnn::feature_source source;
-  const spdnn::mode product = o.product.value_or(spdnn::default_mode<P>(o.parallel));
+  const spdnn::mode product = *o.product;
   const bool row_form = spdnn::uses_row_form(o.parallel, product);
   if (o.weights.empty()) {
     layers = spdnn::generated_layers<value_type, P>(comm, spdnn::radixnet(o.neurons, o.seed), o.layers, row_form);
