@@ -198,6 +198,7 @@ int run(const options& o, const tessera::communicator& world) {
   const auto read_start = clock::now();
   std::vector<tessera::dist_matrix<value_type, P>> layers;
   spdnn::tsv_columns feature_lines;
+  spdnn::tsv_rows<value_type> feature_rows;
   const spdnn::feature_generator gen(o.neurons, o.seed);
   spdnn::feature_source source;
   const spdnn::mode product = *o.product;
@@ -212,11 +213,18 @@ int run(const options& o, const tessera::communicator& world) {
                  ? spdnn::read_layers_once<value_type, P>(world, comm, o.weights, o.neurons, o.layers, row_form)
                  : spdnn::read_layers<value_type, P>(comm, o.weights, o.neurons, o.layers, row_form);
     // --inputs bounds the image ids a features file may name (the challenge's 60000 by default), so
-    // a stray huge id is an error at its line, not an allocation sized by it.
-    feature_lines = spdnn::read_tsv(world, o.features, spdnn::features_layout(o.neurons, o.inputs));
+    // a stray huge id is an error at its line, not an allocation sized by it. Data parallelism
+    // keeps each rank's lines where they were read (tsv_rows.hpp); model parallelism routes them.
+    if (o.parallel == spdnn::scheme::data)
+      feature_rows = spdnn::read_tsv_rows<value_type>(world, o.features, spdnn::features_layout(o.neurons, o.inputs));
+    else
+      feature_lines = spdnn::read_tsv(world, o.features, spdnn::features_layout(o.neurons, o.inputs));
     source.file = &feature_lines;
   }
-  auto problem = spdnn::make_problem<value_type, P>(world, o.parallel, product, o.neurons, std::move(layers), source, comm);
+  auto problem = o.weights.empty() || o.parallel != spdnn::scheme::data
+                     ? spdnn::make_problem<value_type, P>(world, o.parallel, product, o.neurons, std::move(layers), source, comm)
+                     : spdnn::make_problem<value_type, P>(world, o.parallel, product, o.neurons, std::move(layers),
+                                                          feature_rows, o.inputs, comm);
   const double read_seconds = world.max(std::chrono::duration<double>(clock::now() - read_start).count());
 
   spdnn::inference_settings settings;

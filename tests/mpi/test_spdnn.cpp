@@ -7,12 +7,14 @@
 #include "spdnn/inference.hpp"
 #include "spdnn/reference.hpp"
 #include "spdnn/tsv.hpp"
+#include "spdnn/tsv_rows.hpp"
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 using namespace tessera;
 
@@ -190,11 +192,133 @@ TEST_CASE("the challenge's files written by the generator read back to the same 
       settings.product = product;
       CHECK(spdnn::infer<float, P>(world, problem, settings).categories == expected);
     }
+  // Data parallelism from the lines as each rank read them (what tessera-spdnn does).
+  for (auto product : {spdnn::mode::spmm, spdnn::mode::spgemm, spdnn::mode::fused}) {
+    const auto self = communicator::duplicate(MPI_COMM_SELF);
+    const bool row_form = spdnn::uses_row_form(spdnn::scheme::data, product);
+    auto rows = spdnn::read_tsv_rows<float>(world, fmt::format("{}/sparse-images-{}.tsv", dir, neurons),
+                                            spdnn::features_layout(neurons, images));
+    CHECK(rows.in_order);
+    const auto problem = spdnn::make_problem<float, P>(
+        world, spdnn::scheme::data, product, neurons,
+        spdnn::read_layers_once<float, P>(world, self, dir, neurons, layers, row_form), rows, images, self);
+    spdnn::inference_settings settings;
+    settings.bias = bias;
+    settings.product = product;
+    CHECK(spdnn::infer<float, P>(world, problem, settings).categories == expected);
+  }
   const auto truth = spdnn::read_tsv(world, fmt::format("{}/neuron{}-l{}-categories.tsv", dir, neurons, layers),
                                      {1, images, 1, "image"});
   auto all = world.allgather_concatenated(truth.first);
   std::sort(all.begin(), all.end());
   CHECK(all == expected);
+}
+
+namespace {
+
+using feature_entry = std::tuple<std::int64_t, std::int64_t, float>;  // image, neuron, value
+
+/// The features of a data-parallel problem, every rank's, with global image ids (on every rank),
+/// after checking that the ranks' images are consecutive ranges covering [0, total_images).
+template <class P>
+std::vector<feature_entry> all_features(const spdnn::problem<float, P>& p) {
+  const auto& world = test::world();
+  const auto& y = p.features.front();
+  const std::int64_t images_here = p.row_form ? y.num_rows() : y.num_cols();
+  const auto first = world.allgather(p.first_image);
+  const auto count = world.allgather(images_here);
+  std::int64_t next = 0;
+  for (std::size_t r = 0; r < first.size(); ++r) {
+    INFO("rank " << r);
+    CHECK(first[r] == next);
+    next += count[r];
+  }
+  CHECK(next == p.total_images);
+  const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local().row_ptr);
+  const auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local().col_idx);
+  const auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local().values);
+  const auto map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.col_map());
+  std::vector<std::int64_t> image, neuron;
+  std::vector<float> value;
+  for (std::size_t r = 0; r + 1 < ptr.extent(0); ++r)
+    for (auto e = ptr(r); e < ptr(r + 1); ++e) {
+      const auto c = map(static_cast<std::size_t>(col(static_cast<std::size_t>(e))));
+      image.push_back(p.first_image + (p.row_form ? static_cast<std::int64_t>(r) : c));
+      neuron.push_back(p.row_form ? c : static_cast<std::int64_t>(r));
+      value.push_back(val(static_cast<std::size_t>(e)));
+    }
+  const auto images = world.allgather_concatenated(image);
+  const auto neurons_of = world.allgather_concatenated(neuron);
+  const auto values = world.allgather_concatenated(value);
+  std::vector<feature_entry> out;
+  for (std::size_t e = 0; e < images.size(); ++e) out.emplace_back(images[e], neurons_of[e], values[e]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("features read in order stay where they were read; any other file is routed, with the same result") {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& world = test::world();
+  constexpr int width = 4096;
+  // (image, neuron, value) lines, 1-based, and what each case is about.
+  struct features_file {
+    std::string what;
+    std::vector<std::tuple<int, int, int>> lines;
+    bool in_order;
+  };
+  std::vector<features_file> cases;
+  {
+    features_file skewed{"an image of 3000 lines crosses every share; empty images between and before", {}, true};
+    for (int n = 1; n <= 3; ++n) skewed.lines.emplace_back(3, n, n);  // images 1 and 2 have no lines
+    for (int n = 1; n <= 3000; ++n) skewed.lines.emplace_back(4, n, 1);
+    for (int i = 5; i <= 40; i += 7)
+      for (int n = 10; n <= 14; ++n) skewed.lines.emplace_back(i, n, i + n);
+    cases.push_back(skewed);
+    features_file few{"fewer lines than ranks", {{2, 5, 1}, {2, 9, 2}}, true};
+    cases.push_back(few);
+    features_file many_images{"many small images, one line each", {}, true};
+    for (int i = 1; i <= 500; ++i) many_images.lines.emplace_back(i, 1 + i % 97, 1);
+    cases.push_back(many_images);
+    features_file swapped = many_images;
+    swapped.what = "two lines out of order";
+    std::swap(swapped.lines[250], swapped.lines[251]);
+    swapped.in_order = false;
+    cases.push_back(swapped);
+    features_file repeated = skewed;
+    repeated.what = "a line repeated (summed, as build_from_triplets does)";
+    repeated.lines.insert(repeated.lines.begin() + 1500, repeated.lines[1500]);
+    repeated.in_order = false;
+    cases.push_back(repeated);
+  }
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    INFO("case " << k << ": " << cases[k].what);
+    std::string text;
+    std::map<std::pair<std::int64_t, std::int64_t>, float> sums;
+    for (const auto& [i, n, v] : cases[k].lines) {
+      text += fmt::format("{}\t{}\t{}\n", i, n, v);
+      sums[{i - 1, n - 1}] += static_cast<float>(v);
+    }
+    std::vector<feature_entry> expected;
+    for (const auto& [at, v] : sums) expected.emplace_back(at.first, at.second, v);
+    const auto path = test::scratch_path(fmt::format("features{}.tsv", k));
+    write_lines(path, text);
+    const auto self = communicator::duplicate(MPI_COMM_SELF);
+    for (auto product : {spdnn::mode::fused, spdnn::mode::spmm}) {
+      auto rows = spdnn::read_tsv_rows<float>(world, path, spdnn::features_layout(width, 60000));
+      // Each rank's own lines are in order unless the break falls in its share; all ranks agree below.
+      if (cases[k].in_order) CHECK(rows.in_order);
+      CHECK(world.sum(static_cast<std::int64_t>(rows.size())) == static_cast<std::int64_t>(cases[k].lines.size()));
+      const auto problem = spdnn::make_problem<float, P>(world, spdnn::scheme::data, product, width, {}, rows, 60000, self);
+      CHECK(problem.total_images == std::get<0>(expected.back()) + 1);
+      CHECK(all_features(problem) == expected);
+    }
+  }
+  // Model parallelism takes the routed path from the same rows.
+  auto rows = spdnn::read_tsv_rows<float>(world, test::scratch_path("features0.tsv"), spdnn::features_layout(width, 60000));
+  const auto problem = spdnn::make_problem<float, P>(world, spdnn::scheme::model, spdnn::mode::spmm, width, {}, rows, 60000, world);
+  CHECK(problem.features.front().global_nnz() == 3 + 3000 + 30);
 }
 
 TEST_CASE("fused mode: identical columns computed once, any other network exactly as the reference") {

@@ -31,6 +31,7 @@
 #include "fused_layers.hpp"
 #include "network.hpp"
 #include "tsv.hpp"
+#include "tsv_rows.hpp"
 
 // Only what inference uses (docs/getting-started.md#compile-time): the row_block x csr policies
 // of any backend, build, spmm, spgemm and the element-wise drop of zeros.
@@ -48,6 +49,8 @@
 #include <tessera/ops/spgemm.hpp>
 #include <tessera/ops/spmm.hpp>
 #include <tessera/ops/transpose.hpp>
+#include <tessera/comm/mpi_check.hpp>
+#include <tessera/comm/mpi_datatype.hpp>
 #include <tessera/storage/csr.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -56,6 +59,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
@@ -150,20 +154,38 @@ std::vector<T, tessera::uninitialized_allocator<T>> values_as(const tsv_columns&
 }
 
 /// W(l) (row form) or W'(l) read from the challenge's file of layer l, in parallel over comm (collective).
+/// On one rank (data parallelism) a file in row order is the block as it was read (tsv_rows.hpp).
 template <class T, class Policy>
 tessera::dist_matrix<T, Policy> read_layer(const tessera::communicator& comm, const std::string& dir, int neurons,
                                            int layer, bool row_form) {
-  const auto cols = read_tsv(comm, weight_file(dir, neurons, layer), weights_layout(neurons));
+  const auto path = weight_file(dir, neurons, layer);
+  const bool whole = comm.size() == 1 && std::same_as<typename Policy::storage_type, tessera::csr>;
+  tsv_rows<T> rows;
+  if (whole) {
+    rows = read_tsv_rows<T>(comm, path, weights_layout(neurons));
+  } else {
+    rows.file = read_tsv(comm, path, weights_layout(neurons));
+    rows.in_order = false;
+  }
+  const tsv_columns& cols = rows.file;
   // An empty layer would silently kill every image: a file error, not a network.
-  const auto weights = comm.sum(static_cast<std::int64_t>(cols.size()));
+  const auto weights = comm.sum(static_cast<std::int64_t>(rows.size()));
   comm.collectively([&] {
     TESSERA_REQUIRE(weights > 0, parse_error, "{}:{}: no weights: a layer file holds at least one 'row column value' line",
                     cols.path, std::max<std::int64_t>(cols.lines, 1));
   });
+  if constexpr (std::same_as<typename Policy::storage_type, tessera::csr>) {
+    if (rows.in_order) {
+      auto [block, col_map] = rows_block<T, typename Policy::memory_space>(rows, 0, neurons, neurons);
+      tessera::dist_matrix<T, Policy> w(comm, typename Policy::distribution_type{}.make_mapping(1, neurons, neurons),
+                                        std::move(block), std::move(col_map));
+      return row_form ? w : tessera::transpose(w);
+    }
+  }
   const auto values = values_as<T>(cols);
-  const std::span<const tessera::global_index> rows(cols.first), columns(cols.second);
-  return tessera::build_from_triplets<T, Policy>(comm, neurons, neurons, row_form ? rows : columns,
-                                                 row_form ? columns : rows, std::span<const T>(values));
+  const std::span<const tessera::global_index> first(cols.first), second(cols.second);
+  return tessera::build_from_triplets<T, Policy>(comm, neurons, neurons, row_form ? first : second,
+                                                 row_form ? second : first, std::span<const T>(values));
 }
 
 /// W(l) (row form) or W'(l) for l = 1..L read from the challenge's files, in parallel over comm (collective).
@@ -202,43 +224,58 @@ std::vector<tessera::dist_matrix<T, Policy>> read_layers_once(const tessera::com
     if (failure && failed_layer == first_failed) std::rethrow_exception(failure);
   });
 
+  // Every layer's entries and mapped columns, from its reader: one allreduce, then each block is
+  // broadcast straight from its reader's arrays into the others' (copying each through vectors on
+  // both sides cost more than the broadcasts).
+  using mem = typename Policy::memory_space;
+  using host = Kokkos::HostSpace;
+  std::vector<std::int64_t> sizes(2 * mine.size(), 0);
+  for (std::size_t k = 0; k < mine.size(); ++k)
+    if (mine[k]) sizes[2 * k] = mine[k]->local().nnz(), sizes[2 * k + 1] = static_cast<std::int64_t>(mine[k]->col_map().extent(0));
+  world.allreduce_inplace(sizes, MPI_SUM);
+  world.collectively([&] {
+    for (std::size_t k = 0; k < mine.size(); ++k)
+      TESSERA_REQUIRE(sizes[2 * k] <= std::numeric_limits<int>::max(), unsupported,
+                      "spdnn: layer {} has {} weights; at most {} can be sent to the other ranks", k + 1, sizes[2 * k],
+                      std::numeric_limits<int>::max());
+  });
+  const auto broadcast = [&](auto& view, MPI_Datatype type, int owner) {
+    if (view.extent(0) > 0) TESSERA_MPI(MPI_Bcast(view.data(), static_cast<int>(view.extent(0)), type, owner, world.get()));
+  };
   std::vector<matrix> out;
   out.reserve(mine.size());
   const auto mapping = typename Policy::distribution_type{}.make_mapping(1, neurons, neurons);
-  for (int l = 1; l <= layers; ++l) {
-    auto& held = mine[static_cast<std::size_t>(l - 1)];
-    std::vector<tessera::offset_type> ptr;
-    std::vector<tessera::local_index> col;
-    std::vector<T> val;
-    std::vector<tessera::global_index> map;
-    if (held) {
-      const auto& block = held->local();
-      auto to_vector = [](const auto& view) {
-        const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, view);
-        return std::vector<typename decltype(host)::non_const_value_type>(host.data(), host.data() + host.extent(0));
-      };
-      ptr = to_vector(block.row_ptr);
-      col = to_vector(block.col_idx);
-      val = to_vector(block.values);
-      map = to_vector(held->col_map());
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const int owner = static_cast<int>(k) % ranks;
+    const auto entries = static_cast<std::size_t>(sizes[2 * k]), mapped = static_cast<std::size_t>(sizes[2 * k + 1]);
+    // On the reader, the block's own arrays (host mirrors of host memory are the arrays themselves).
+    const auto fresh = [](const char* label) { return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)); };
+    const bool reader = mine[k].has_value();
+    Kokkos::View<tessera::offset_type*, host> ptr(fresh("spdnn::row_ptr"), reader ? 0 : static_cast<std::size_t>(neurons) + 1);
+    Kokkos::View<tessera::local_index*, host> col(fresh("spdnn::col_idx"), reader ? 0 : entries);
+    Kokkos::View<T*, host> val(fresh("spdnn::values"), reader ? 0 : entries);
+    Kokkos::View<tessera::global_index*, host> map(fresh("spdnn::col_map"), reader ? 0 : mapped);
+    if (reader) {
+      ptr = Kokkos::create_mirror_view_and_copy(host{}, mine[k]->local().row_ptr);
+      col = Kokkos::create_mirror_view_and_copy(host{}, mine[k]->local().col_idx);
+      val = Kokkos::create_mirror_view_and_copy(host{}, mine[k]->local().values);
+      map = Kokkos::create_mirror_view_and_copy(host{}, mine[k]->col_map());
     }
-    const int owner = (l - 1) % ranks;
-    world.broadcast(ptr, owner);
-    world.broadcast(col, owner);
-    world.broadcast(val, owner);
-    world.broadcast(map, owner);
-    if (held) {
-      out.push_back(std::move(*held));
+    broadcast(ptr, MPI_INT64_T, owner);
+    broadcast(col, MPI_INT32_T, owner);
+    broadcast(val, tessera::mpi_datatype<T>(), owner);
+    broadcast(map, MPI_INT64_T, owner);
+    if (mine[k]) {
+      out.push_back(std::move(*mine[k]));
       continue;
     }
     typename matrix::local_block_type block;
     block.rows = neurons;
-    block.cols = static_cast<tessera::local_index>(map.size());
-    using mem = typename Policy::memory_space;
-    block.row_ptr = tessera::to_view<tessera::offset_type, mem>(ptr, "spdnn::row_ptr");
-    block.col_idx = tessera::to_view<tessera::local_index, mem>(col, "spdnn::col_idx");
-    block.values = tessera::to_view<T, mem>(val, "spdnn::values");
-    out.emplace_back(alone, mapping, std::move(block), tessera::to_view<tessera::global_index, mem>(map, "spdnn::col_map"));
+    block.cols = static_cast<tessera::local_index>(mapped);
+    block.row_ptr = Kokkos::create_mirror_view_and_copy(mem{}, ptr);
+    block.col_idx = Kokkos::create_mirror_view_and_copy(mem{}, col);
+    block.values = Kokkos::create_mirror_view_and_copy(mem{}, val);
+    out.emplace_back(alone, mapping, std::move(block), Kokkos::create_mirror_view_and_copy(mem{}, map));
   }
   return out;
 }
@@ -260,6 +297,24 @@ struct feature_source {
   const tsv_columns* file = nullptr;  ///< file: this rank's lines (0-based image, neuron), read on the world
 };
 
+/// The number of images a features file holds (its largest id + 1), checked on every rank before
+/// anything is sized by it (collective over world): memory and time grow with it. An image has at
+/// least one line in every file the challenge publishes or --write writes, so an id beyond the
+/// file's line count cannot be one; `declared` (if positive) bounds the ids too.
+inline std::int64_t images_in(const tessera::communicator& world, const tsv_columns& file, std::int64_t declared) {
+  world.collectively([&] {
+    TESSERA_REQUIRE(file.largest_first >= 0, parse_error, "{}:{}: no images: a features file holds at least one 'image neuron value' line",
+                    file.path, std::max<std::int64_t>(file.lines, 1));
+    TESSERA_REQUIRE(declared <= 0 || file.largest_first < declared, parse_error,
+                    "{}:{}: image {} is beyond the {} images declared", file.path, file.largest_first_line,
+                    file.largest_first + 1, declared);
+    TESSERA_REQUIRE(file.largest_first < file.lines, parse_error,
+                    "{}:{}: image {} is beyond the file's {} lines (each image has at least one line)", file.path,
+                    file.largest_first_line, file.largest_first + 1, file.lines);
+  });
+  return file.largest_first + 1;
+}
+
 /// The problem of this rank: the layers on `comm` (world or self) and the
 /// features split accordingly (collective over world). `layers` must be in
 /// the form uses_row_form(parallel, product) says.
@@ -274,23 +329,7 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   });
   problem<T, Policy> p{comm, std::move(layers), {}, row_form, 0, 0, {}};
   std::int64_t images = source.images;
-  if (source.file != nullptr) {
-    // The number of images comes from the file's largest id, and memory and time grow with it:
-    // check it before anything is sized by it. An image has at least one line in every file the
-    // challenge publishes or --write writes, so an id beyond the file's line count cannot be one.
-    const tsv_columns& file = *source.file;
-    world.collectively([&] {
-      TESSERA_REQUIRE(file.largest_first >= 0, parse_error, "{}:{}: no images: a features file holds at least one 'image neuron value' line",
-                      file.path, std::max<std::int64_t>(file.lines, 1));
-      TESSERA_REQUIRE(source.images <= 0 || file.largest_first < source.images, parse_error,
-                      "{}:{}: image {} is beyond the {} images declared", file.path, file.largest_first_line,
-                      file.largest_first + 1, source.images);
-      TESSERA_REQUIRE(file.largest_first < file.lines, parse_error,
-                      "{}:{}: image {} is beyond the file's {} lines (each image has at least one line)", file.path,
-                      file.largest_first_line, file.largest_first + 1, file.lines);
-    });
-    images = file.largest_first + 1;
-  }
+  if (source.file != nullptr) images = images_in(world, *source.file, source.images);
   p.total_images = images;
   const tessera::row_block::mapping split(world.size(), images, neurons);
   const auto mine_first = split.row_begin(world.rank()), mine_count = split.row_end(world.rank()) - mine_first;
@@ -325,6 +364,111 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   tessera::dist_matrix<T, Policy> mine(comm, typename Policy::distribution_type{}.make_mapping(1, mine_count, neurons),
                                        routed.local(), routed.col_map());
   p.features.push_back(row_form ? std::move(mine) : tessera::transpose(mine));
+  return p;
+}
+
+/// make_problem from features read by read_tsv_rows on world (collective over world). With data
+/// parallelism, csr storage and the file's lines in (image, neuron) order, each rank keeps the
+/// images whose lines it read, as it read them: the images are split where the file's bytes were,
+/// at whole images (one whose lines cross a share's end goes whole to the lowest rank holding a line
+/// of it: those lines are all that move), so each rank's images hold about the same number of
+/// nonzeros. Anything else takes the routed make_problem above.
+template <class T, class Policy>
+problem<T, Policy> make_problem(const tessera::communicator& world, scheme parallel, mode product, int neurons,
+                                std::vector<tessera::dist_matrix<T, Policy>> layers, tsv_rows<T>& rows,
+                                std::int64_t declared_images, const tessera::communicator& comm) {
+  const std::int64_t images = images_in(world, rows.file, declared_images);
+  // Of every rank: in order, entries, rows, first (image, neuron), last (image, neuron), first row's entries.
+  constexpr std::size_t fields = 8;
+  std::vector<std::int64_t> mine(fields, -1);
+  mine[0] = rows.in_order ? 1 : 0;
+  mine[1] = static_cast<std::int64_t>(rows.size());
+  mine[2] = static_cast<std::int64_t>(rows.row_id.size());
+  if (rows.in_order && rows.size() > 0)
+    mine = {1, mine[1], mine[2], rows.row_id.front(), rows.column.front(), rows.row_id.back(), rows.column.back(),
+            static_cast<std::int64_t>(rows.row_size(0))};
+  const auto all = world.allgather_concatenated(mine);
+  const auto of = [&](int r, std::size_t field) { return all[fields * static_cast<std::size_t>(r) + field]; };
+  const int ranks = world.size(), me = world.rank();
+  bool in_order = parallel == scheme::data && std::same_as<typename Policy::storage_type, tessera::csr>;
+  for (int r = 0, previous = -1; r < ranks && in_order; ++r) {
+    in_order = of(r, 0) == 1;
+    if (of(r, 1) == 0) continue;
+    if (previous >= 0)
+      in_order = in_order && std::pair(of(previous, 5), of(previous, 6)) < std::pair(of(r, 3), of(r, 4));
+    previous = r;
+  }
+  if (!in_order) {
+    rows.to_columns();
+    const feature_source source{nullptr, declared_images, &rows.file};
+    return make_problem<T, Policy>(world, parallel, product, neurons, std::move(layers), source, comm);
+  }
+
+  // Who keeps each rank's first image (the lowest rank holding a line of it), and where each rank's
+  // images start: the ranks that keep none start where the next one does.
+  std::vector<int> keeper(static_cast<std::size_t>(ranks), -1);
+  for (int r = 0; r < ranks; ++r) {
+    if (of(r, 1) == 0) continue;
+    keeper[static_cast<std::size_t>(r)] = r;
+    for (int q = r - 1; q >= 0; --q) {
+      if (of(q, 1) == 0) continue;
+      if (of(q, 5) != of(r, 3)) break;
+      keeper[static_cast<std::size_t>(r)] = q;
+    }
+  }
+  std::vector<std::int64_t> start(static_cast<std::size_t>(ranks) + 1, images);
+  for (int r = ranks - 1; r >= 0; --r) {
+    const auto k = static_cast<std::size_t>(r);
+    const bool keeps_first = keeper[k] == r, keeps_more = of(r, 2) > 1;
+    start[k] = keeps_first ? of(r, 3) : keeper[k] >= 0 && keeps_more ? of(r, 3) + 1 : start[k + 1];
+  }
+  start[0] = 0;
+
+  // The lines of a first image kept elsewhere go to its keeper, after its own (ranks in order).
+  std::vector<int> send_columns(static_cast<std::size_t>(ranks), 0), receive_columns(send_columns), send_values(send_columns),
+      receive_values(send_columns), send_at(send_columns), receive_columns_at(send_columns), receive_values_at(send_columns);
+  std::size_t arriving = 0;
+  world.collectively([&] {
+    for (int r = 0; r < ranks; ++r) {
+      const auto k = static_cast<std::size_t>(r);
+      if (keeper[k] < 0 || keeper[k] == r) continue;
+      TESSERA_REQUIRE(of(r, 7) <= std::numeric_limits<int>::max() / static_cast<std::int64_t>(sizeof(T) + sizeof(tessera::local_index)),
+                      unsupported, "{}: image {} has {} lines on rank {}; at most {} can move to another rank",
+                      rows.file.path, of(r, 3) + 1, of(r, 7), r, std::numeric_limits<int>::max() / 8);
+      if (r == me) {
+        send_columns[static_cast<std::size_t>(keeper[k])] = static_cast<int>(of(r, 7) * static_cast<std::int64_t>(sizeof(tessera::local_index)));
+        send_values[static_cast<std::size_t>(keeper[k])] = static_cast<int>(of(r, 7) * static_cast<std::int64_t>(sizeof(T)));
+      }
+      if (keeper[k] == me) {
+        receive_columns_at[k] = static_cast<int>(arriving * sizeof(tessera::local_index));
+        receive_values_at[k] = static_cast<int>(arriving * sizeof(T));
+        receive_columns[k] = static_cast<int>(of(r, 7) * static_cast<std::int64_t>(sizeof(tessera::local_index)));
+        receive_values[k] = static_cast<int>(of(r, 7) * static_cast<std::int64_t>(sizeof(T)));
+        arriving += static_cast<std::size_t>(of(r, 7));
+      }
+    }
+  });
+  const std::size_t had = rows.column.size();
+  rows.column.resize(had + arriving);
+  rows.value.resize(had + arriving);
+  TESSERA_MPI(MPI_Alltoallv(rows.column.data(), send_columns.data(), send_at.data(), MPI_BYTE, rows.column.data() + had,
+                            receive_columns.data(), receive_columns_at.data(), MPI_BYTE, world.get()));
+  TESSERA_MPI(MPI_Alltoallv(rows.value.data(), send_values.data(), send_at.data(), MPI_BYTE, rows.value.data() + had,
+                            receive_values.data(), receive_values_at.data(), MPI_BYTE, world.get()));
+  if (keeper[static_cast<std::size_t>(me)] >= 0 && keeper[static_cast<std::size_t>(me)] != me) {  // its first image left
+    rows.first_entry = rows.row_id.size() > 1 ? static_cast<std::size_t>(rows.row_start[1]) : had;
+    rows.row_id.erase(rows.row_id.begin());
+    rows.row_start.erase(rows.row_start.begin());
+  }
+
+  const auto first = start[static_cast<std::size_t>(me)], count = start[static_cast<std::size_t>(me) + 1] - first;
+  auto [block, col_map] = rows_block<T, typename Policy::memory_space>(rows, first, count, neurons);
+  rows.free_rows();  // the lines are in the block now
+  tessera::dist_matrix<T, Policy> features(comm, typename Policy::distribution_type{}.make_mapping(1, count, neurons),
+                                           std::move(block), std::move(col_map));
+  const bool row_form = uses_row_form(parallel, product);
+  problem<T, Policy> p{comm, std::move(layers), {}, row_form, first, images, {}};
+  p.features.push_back(row_form ? std::move(features) : tessera::transpose(features));
   return p;
 }
 

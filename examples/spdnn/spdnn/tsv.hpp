@@ -15,6 +15,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -68,78 +69,80 @@ inline std::string excerpt(std::string_view text) {
 /// tenth of reading them).
 using byte_buffer = std::vector<char, tessera::uninitialized_allocator<char>>;
 
-/// Appends up to `count` bytes of the file from `from` on to `bytes`.
-inline void read_range(std::ifstream& in, std::uint64_t from, std::uint64_t count, byte_buffer& bytes) {
-  const std::size_t had = bytes.size();
-  bytes.resize(had + static_cast<std::size_t>(count));
-  in.seekg(static_cast<std::streamoff>(from));
-  in.read(bytes.data() + had, static_cast<std::streamsize>(count));
-  bytes.resize(had + static_cast<std::size_t>(in.gcount()));
-  in.clear();
-}
+/// One line's numbers, 0-based (fields the layout does not have stay 0).
+struct tsv_entry {
+  std::int64_t first = 0, second = 0;
+  double value = 0;
+  // The last fraction parse_plain_entry divided out, to reuse for the next line with the same digits.
+  std::uint64_t last_digits = 0;
+  int last_after_point = -1;
+  double last_magnitude = 0;
+};
 
-/// A value without exponent and with at most 15 digits (the challenge's "0.0625" and "1"): its digits
-/// as an integer divided by a power of ten, both exact in a double, so the one division rounds
-/// correctly (Clinger's fast path): the double std::from_chars gives, at a fraction of its cost
-/// (from_chars was a third of parsing a layer file). False, with `value` untouched, for anything
-/// else, which from_chars then reads.
-inline bool plain_decimal(const char* at, const char* end, double& value) {
-  static constexpr double powers_of_ten[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+inline constexpr double powers_of_ten[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+/// The common line, `row<TAB>column<TAB>value` up to its newline (or `end`), with plain decimal
+/// indices in range and a plain decimal value, read in one pass over its bytes: returns where the
+/// line ends (its newline, or `end`), or nullptr for any other line, which parse_line then reads
+/// field by field, with its messages (`out` may hold part of such a line: not to be used). It
+/// takes only lines that parse_line accepts with the same numbers (tests/readers fuzzes both
+/// against a reference parser); finding each line's end first and then parsing it cost twice as much.
+inline const char* parse_plain_entry(const char* at, const char* const end, const tsv_layout& layout, tsv_entry& out) {
+  if (layout.fields != 3) return nullptr;
+  // Each number straight into `out`'s field: gathering the two indices in an array first and
+  // copying it made the compiler move them as one 16-byte load right after two 8-byte stores, a
+  // failed store forward per line (a third of the parse).
+  const auto index = [&](std::int64_t max, std::int64_t& into) {
+    const char* const first = at;
+    std::int64_t v = 0;
+    while (at != end && static_cast<unsigned char>(*at - '0') < 10 && at - first < 18) v = 10 * v + (*at++ - '0');
+    if (at == first || at == end || *at != '\t' || v < 1 || v > max) return false;
+    into = v - 1;
+    ++at;
+    return true;
+  };
+  if (!index(layout.first_max, out.first) || !index(layout.second_max, out.second)) return nullptr;
   const bool negative = at != end && *at == '-';
   if (negative) ++at;
   std::uint64_t digits = 0;
   int count = 0, after_point = 0;
   bool point = false;
-  for (; at != end; ++at) {
-    if (*at >= '0' && *at <= '9') {
-      digits = 10 * digits + static_cast<std::uint64_t>(*at - '0');
+  for (; at != end && *at != '\n'; ++at) {
+    const auto digit = static_cast<unsigned>(static_cast<unsigned char>(*at)) - unsigned{'0'};
+    if (digit < 10) {
+      digits = 10 * digits + digit;  // wraps past 19 digits: refused below anyway
       ++count;
       after_point += point ? 1 : 0;
     } else if (*at == '.' && !point) {
       point = true;
     } else {
-      return false;
+      return nullptr;
     }
-    if (count > 15) return false;
   }
-  if (count == 0) return false;
-  const double magnitude = static_cast<double>(digits) / powers_of_ten[after_point];
-  value = negative ? -magnitude : magnitude;
-  return true;
+  // At most 15 digits without exponent (the challenge's "0.0625" and "1"): the digits as an integer
+  // divided by a power of ten, both exact in a double, so the one division rounds correctly
+  // (Clinger's fast path), the double std::from_chars gives at a fraction of its cost.
+  if (count == 0 || count > 15) return nullptr;
+  // Whole numbers (the features' "1") need no division, and a value like the line before's (a
+  // layer's weights are often one value) not another: the division was a fifth of the parse.
+  if (after_point == 0) {
+    out.value = negative ? -static_cast<double>(digits) : static_cast<double>(digits);
+  } else if (digits != out.last_digits || after_point != out.last_after_point) {
+    out.last_digits = digits;
+    out.last_after_point = after_point;
+    out.last_magnitude = static_cast<double>(digits) / powers_of_ten[after_point];
+    out.value = negative ? -out.last_magnitude : out.last_magnitude;
+  } else {
+    out.value = negative ? -out.last_magnitude : out.last_magnitude;
+  }
+  return at;
 }
 
-/// The common line, `row<TAB>column<TAB>value` with plain decimal indices in range and a finite
-/// value, parsed in one pass; false (nothing stored) for anything else, which parse_line then
-/// reads field by field, with its messages. Only lines parse_line accepts with the same numbers
-/// are taken here (tests/readers fuzzes both against a reference parser).
-inline bool parse_plain_line(std::string_view line, const tsv_layout& layout, tsv_columns& out) {
-  if (layout.fields != 3) return false;
-  const char* at = line.data();
-  const char* const end = at + line.size();
-  std::int64_t index[2] = {0, 0};
-  for (int field = 0; field < 2; ++field) {
-    const char* const first = at;
-    std::int64_t v = 0;
-    while (at != end && *at >= '0' && *at <= '9' && at - first < 18) v = 10 * v + (*at++ - '0');
-    const std::int64_t max = field == 0 ? layout.first_max : layout.second_max;
-    if (at == first || at == end || *at != '\t' || v < 1 || v > max) return false;
-    index[field] = v - 1;
-    ++at;
-  }
-  double value = 0;
-  if (!plain_decimal(at, end, value)) {
-    const auto [stop, ec] = std::from_chars(at, end, value);
-    if (ec != std::errc{} || stop != end || at == end || !std::isfinite(value)) return false;
-  }
-  out.first.push_back(index[0]);
-  out.second.push_back(index[1]);
-  out.value.push_back(value);
-  return true;
-}
-
-/// Parse one line; nothing if fine, else what is wrong with it.
-inline std::optional<std::string> parse_line(std::string_view line, const tsv_layout& layout, tsv_columns& out) {
-  if (parse_plain_line(line, layout, out)) return std::nullopt;
+/// Parse one line (without its newline) into `out`; nothing if fine, else what is wrong with it.
+inline std::optional<std::string> parse_line(std::string_view line, const tsv_layout& layout, tsv_entry& out) {
+  if (const char* end = parse_plain_entry(line.data(), line.data() + line.size(), layout, out);
+      end == line.data() + line.size())
+    return std::nullopt;
   std::int64_t index[2] = {0, 0};
   double value = 0;
   int field = 0;
@@ -174,10 +177,158 @@ inline std::optional<std::string> parse_line(std::string_view line, const tsv_la
   if (field != layout.fields)
     return fmt::format("expected {} tab-separated field{}, found {}", layout.fields, layout.fields == 1 ? "" : "s",
                        field);
-  out.first.push_back(index[0]);
-  if (layout.fields >= 2) out.second.push_back(index[1]);
-  if (layout.fields >= 3) out.value.push_back(value);
+  out = {index[0], layout.fields >= 2 ? index[1] : 0, layout.fields >= 3 ? value : 0.0};
   return std::nullopt;
+}
+
+/// What scanning a share found out about its lines.
+struct share_scan {
+  std::int64_t lines = 0;           ///< lines that start in the share, blank ones included
+  std::int64_t failure_line = 0;    ///< the first malformed one (1-based in the share), 0 if none
+  std::optional<std::string> failure;
+  std::int64_t largest_first = -1;  ///< the largest first index of the share's entries
+  std::int64_t largest_line = 0;    ///< its first line (1-based in the share)
+};
+
+/// Every line that starts in bytes [begin, end) of the open file (`size` bytes), in order:
+/// `expect(lines)` once, with an estimate of the share's lines from its first megabyte, then
+/// `on_entry(entry, line)` per well-formed non-blank line (line 1-based in the share) until the
+/// first malformed one; lines after it are only counted. The share is read once, a megabyte at a
+/// time into one buffer: reading it whole first cost a page fault per 4 KiB of it, and the file's
+/// bytes were out of cache again by the time the parser reached them.
+template <class Expect, class OnEntry>
+share_scan scan_share(std::ifstream& in, std::uint64_t size, std::uint64_t begin, std::uint64_t end,
+                      const tsv_layout& layout, Expect&& expect, OnEntry&& on_entry) {
+  share_scan scan;
+  if (begin >= end) return scan;
+  constexpr std::size_t chunk = std::size_t{1} << 20;
+  byte_buffer buffer(chunk);
+  // A line that starts before `begin` belongs to the share before: read from the byte before it
+  // (a newline there means the share starts with a line of its own) and skip to the next newline.
+  std::uint64_t next = begin - (begin > 0 ? 1 : 0);  // file offset of the next byte to read
+  std::uint64_t base = next;                          // file offset of buffer[0]
+  std::size_t have = 0, at = 0;
+  bool skipping = begin > 0, estimated = false;
+  tsv_entry entry;
+  in.seekg(static_cast<std::streamoff>(next));
+  for (bool done = false; !done;) {
+    // Keep the unfinished line, read the next piece after it: up to a megabyte within the share,
+    // 64 KiB at a time past its end (only the line that crosses it is still wanted).
+    if (at > 0) {
+      std::memmove(buffer.data(), buffer.data() + at, have - at);
+      base += at;
+      have -= at;
+      at = 0;
+    }
+    if (have == buffer.size()) buffer.resize(2 * buffer.size());  // a line longer than the buffer
+    const std::uint64_t wanted = std::min<std::uint64_t>(buffer.size() - have, next < end ? end - next : 1 << 16);
+    const std::uint64_t count = std::min<std::uint64_t>(wanted, size - next);
+    in.read(buffer.data() + have, static_cast<std::streamsize>(count));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    have += got;
+    next += got;
+    const bool last_piece = got == 0 || next >= size;
+    // Whole lines only: up to the last newline, or everything when the file has no more.
+    std::size_t whole = have;
+    if (!last_piece) {
+      while (whole > at && buffer[whole - 1] != '\n') --whole;
+      if (whole == at) continue;  // no newline yet: read more
+    }
+    const char* const bytes = buffer.data();
+    const char* const stop = bytes + whole;
+    while (at < whole) {
+      if (skipping) {
+        const auto* nl = static_cast<const char*>(std::memchr(bytes + at, '\n', whole - at));
+        at = nl == nullptr ? whole : static_cast<std::size_t>(nl - bytes) + 1;
+        skipping = nl == nullptr;
+        continue;
+      }
+      if (base + at >= end) {
+        done = true;
+        break;
+      }
+      ++scan.lines;
+      if (!scan.failure) {
+        if (const char* line_end = parse_plain_entry(bytes + at, stop, layout, entry)) {
+          on_entry(entry, scan.lines);
+          if (entry.first > scan.largest_first) {
+            scan.largest_first = entry.first;
+            scan.largest_line = scan.lines;
+          }
+          at = static_cast<std::size_t>(line_end - bytes) + (line_end != stop ? 1 : 0);
+          continue;
+        }
+      }
+      const auto* nl = static_cast<const char*>(std::memchr(bytes + at, '\n', whole - at));
+      const std::size_t line_end = nl == nullptr ? whole : static_cast<std::size_t>(nl - bytes);
+      const std::string_view line(bytes + at, line_end - at);
+      at = line_end + (nl != nullptr ? 1 : 0);
+      if (scan.failure || line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      scan.failure = parse_line(line, layout, entry);
+      if (scan.failure) {
+        scan.failure_line = scan.lines;
+        continue;
+      }
+      on_entry(entry, scan.lines);
+      if (entry.first > scan.largest_first) {
+        scan.largest_first = entry.first;
+        scan.largest_line = scan.lines;
+      }
+    }
+    if (!estimated && !skipping) {
+      estimated = true;
+      const double read = static_cast<double>(base + at - begin);
+      expect(read > 0 ? static_cast<std::size_t>(static_cast<double>(scan.lines) * static_cast<double>(end - begin) / read * 1.02) + 16 : 16);
+    }
+    if (last_piece && at >= have) done = true;
+  }
+  return scan;
+}
+
+/// The share of a file rank r of p reads: bytes [size r / p, size (r + 1) / p).
+struct byte_share {
+  std::uint64_t size = 0, begin = 0, end = 0;
+};
+
+/// Check that `path` is a readable file (collective) and give this rank's share of its bytes.
+inline byte_share share_of(const tessera::communicator& comm, const std::string& path) {
+  const auto size = comm.collectively([&] {
+    std::error_code ec;
+    TESSERA_REQUIRE(!std::filesystem::is_directory(path, ec), io_error, "{}: is a directory, not a file", path);
+    const auto bytes = std::filesystem::file_size(path, ec);
+    TESSERA_REQUIRE(!ec, io_error, "{}: cannot read ({})", path, ec.message());
+    return static_cast<std::uint64_t>(bytes);
+  });
+  const auto p = static_cast<std::uint64_t>(comm.size()), r = static_cast<std::uint64_t>(comm.rank());
+  return {size, size * r / p, size * (r + 1) / p};
+}
+
+/// Read this rank's share of `path` (collective): `expect` and `on_entry` as scan_share's. Fills
+/// `info`'s path, lines and largest first index, and raises parse_error on every rank for the
+/// file's first malformed line. Returns the global number of this share's line 0.
+template <class Expect, class OnEntry>
+std::int64_t read_share(const tessera::communicator& comm, const std::string& path, const tsv_layout& layout,
+                        tsv_columns& info, Expect&& expect, OnEntry&& on_entry) {
+  const byte_share share = share_of(comm, path);
+  info.path = path;
+  std::ifstream in(path, std::ios::binary);
+  comm.collectively([&] { TESSERA_REQUIRE(in, io_error, "{}: cannot open for reading", path); });
+  share_scan scan;
+  comm.collectively([&] { scan = scan_share(in, share.size, share.begin, share.end, layout, expect, on_entry); });
+  // Line numbers: the lines every earlier rank holds come first.
+  const std::int64_t first_line = comm.exclusive_prefix_sum(scan.lines);
+  info.lines = comm.sum(scan.lines);
+  comm.collectively([&] {
+    if (scan.failure) TESSERA_THROW(parse_error, "{}:{}: {}", path, first_line + scan.failure_line, *scan.failure);
+  });
+  // The largest index and its first line (the lowest rank holding it has it first).
+  const std::int64_t largest = comm.max(scan.largest_first);
+  info.largest_first_line = comm.min(scan.largest_first == largest && largest >= 0
+                                         ? first_line + scan.largest_line
+                                         : std::numeric_limits<std::int64_t>::max());
+  info.largest_first = largest;
+  if (largest < 0) info.largest_first_line = 0;
+  return first_line;
 }
 
 }  // namespace detail
@@ -188,78 +339,19 @@ inline std::optional<std::string> parse_line(std::string_view line, const tsv_la
 /// every rank, with the file name and the 1-based line number: the first
 /// malformed line if any, else (one-field files) the first repeated index.
 inline tsv_columns read_tsv(const tessera::communicator& comm, const std::string& path, const tsv_layout& layout) {
-  const auto size = comm.collectively([&] {
-    std::error_code ec;
-    TESSERA_REQUIRE(!std::filesystem::is_directory(path, ec), io_error, "{}: is a directory, not a file", path);
-    const auto bytes = std::filesystem::file_size(path, ec);
-    TESSERA_REQUIRE(!ec, io_error, "{}: cannot read ({})", path, ec.message());
-    return static_cast<std::uint64_t>(bytes);
-  });
-  const auto p = static_cast<std::uint64_t>(comm.size()), r = static_cast<std::uint64_t>(comm.rank());
-  const std::uint64_t begin = size * r / p, end = size * (r + 1) / p;
-
   tsv_columns out;
-  out.path = path;
-  std::optional<std::string> failure;
-  std::int64_t failure_line = 0, my_lines = 0, largest_line = 0;
   std::vector<std::int64_t> entry_lines;  // one-field files: where each index is, to name a repeat's line
-  std::ifstream in(path, std::ios::binary);
-  comm.collectively([&] { TESSERA_REQUIRE(in, io_error, "{}: cannot open for reading", path); });
-  if (begin < end) {
-    // The line that starts before `end` may run past it: read on until its newline.
-    const std::uint64_t from = begin == 0 ? 0 : begin - 1;
-    detail::byte_buffer buffer;
-    detail::read_range(in, from, end - from, buffer);
-    for (std::uint64_t more = end;
-         std::string_view(buffer.data(), buffer.size()).find('\n', end - 1 - from) == std::string_view::npos && more < size;) {
-      detail::read_range(in, more, 1 << 16, buffer);
-      more += 1 << 16;
-    }
-    const std::string_view bytes(buffer.data(), buffer.size());
-    // The columns sized once, by the share's newlines (a fast count), not grown line by line.
-    const auto newlines = static_cast<std::size_t>(std::count(bytes.begin(), bytes.end(), '\n')) + 1;
-    out.first.reserve(newlines);
-    if (layout.fields >= 2) out.second.reserve(newlines);
-    if (layout.fields >= 3) out.value.reserve(newlines);
-    std::size_t at = 0;
-    if (begin > 0) {  // skip the tail of a line that started in the previous share
-      const std::size_t nl = bytes.find('\n');
-      at = nl == std::string_view::npos ? bytes.size() : nl + 1;
-    }
-    const std::size_t limit = end - from;
-    while (at < limit && at < bytes.size()) {
-      std::size_t stop = bytes.find('\n', at);
-      if (stop == std::string_view::npos) stop = bytes.size();
-      std::string_view line(bytes.data() + at, stop - at);
-      ++my_lines;
-      if (!failure && line.find_first_not_of(" \t\r") != std::string_view::npos) {
-        failure = detail::parse_line(line, layout, out);
-        if (failure) {
-          failure_line = my_lines;
-        } else {
-          if (out.first.back() > out.largest_first) {
-            out.largest_first = out.first.back();
-            largest_line = my_lines;
-          }
-          if (layout.fields == 1) entry_lines.push_back(my_lines);
-        }
-      }
-      at = stop + 1;
-    }
-  }
-  // Line numbers: the lines every earlier rank holds come first.
-  const std::int64_t first_line = comm.exclusive_prefix_sum(my_lines);
-  out.lines = comm.sum(my_lines);
-  comm.collectively([&] {
-    if (failure) TESSERA_THROW(parse_error, "{}:{}: {}", path, first_line + failure_line, *failure);
+  const auto expect = [&](std::size_t lines) {
+    out.first.reserve(lines);
+    if (layout.fields >= 2) out.second.reserve(lines);
+    if (layout.fields >= 3) out.value.reserve(lines);
+  };
+  const std::int64_t first_line = detail::read_share(comm, path, layout, out, expect, [&](const detail::tsv_entry& e, std::int64_t line) {
+    out.first.push_back(e.first);
+    if (layout.fields >= 2) out.second.push_back(e.second);
+    if (layout.fields >= 3) out.value.push_back(e.value);
+    if (layout.fields == 1) entry_lines.push_back(line);
   });
-  // The largest index and its first line (the lowest rank holding it has it first).
-  const std::int64_t largest = comm.max(out.largest_first);
-  out.largest_first_line = comm.min(out.largest_first == largest && largest >= 0
-                                        ? first_line + largest_line
-                                        : std::numeric_limits<std::int64_t>::max());
-  out.largest_first = largest;
-  if (largest < 0) out.largest_first_line = 0;
 
   if (layout.fields == 1) {
     // A repeated index is an error, reported at its second line. The ids are
