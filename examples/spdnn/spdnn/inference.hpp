@@ -176,7 +176,7 @@ tessera::dist_matrix<T, Policy> read_layer(const tessera::communicator& comm, co
   });
   if constexpr (std::same_as<typename Policy::storage_type, tessera::csr>) {
     if (rows.in_order) {
-      auto [block, col_map] = rows_block<T, typename Policy::memory_space>(rows, 0, neurons, neurons);
+      auto [block, col_map] = rows_block<T, typename Policy::memory_space>(std::move(rows), 0, neurons, neurons);
       tessera::dist_matrix<T, Policy> w(comm, typename Policy::distribution_type{}.make_mapping(1, neurons, neurons),
                                         std::move(block), std::move(col_map));
       return row_form ? w : tessera::transpose(w);
@@ -448,12 +448,12 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
       }
     }
   });
-  const std::size_t had = rows.column.size();
+  const std::size_t had = rows.column.size;
   rows.column.resize(had + arriving);
   rows.value.resize(had + arriving);
-  TESSERA_MPI(MPI_Alltoallv(rows.column.data(), send_columns.data(), send_at.data(), MPI_BYTE, rows.column.data() + had,
+  TESSERA_MPI(MPI_Alltoallv(rows.column.begin(), send_columns.data(), send_at.data(), MPI_BYTE, rows.column.begin() + had,
                             receive_columns.data(), receive_columns_at.data(), MPI_BYTE, world.get()));
-  TESSERA_MPI(MPI_Alltoallv(rows.value.data(), send_values.data(), send_at.data(), MPI_BYTE, rows.value.data() + had,
+  TESSERA_MPI(MPI_Alltoallv(rows.value.begin(), send_values.data(), send_at.data(), MPI_BYTE, rows.value.begin() + had,
                             receive_values.data(), receive_values_at.data(), MPI_BYTE, world.get()));
   if (keeper[static_cast<std::size_t>(me)] >= 0 && keeper[static_cast<std::size_t>(me)] != me) {  // its first image left
     rows.first_entry = rows.row_id.size() > 1 ? static_cast<std::size_t>(rows.row_start[1]) : had;
@@ -462,8 +462,7 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   }
 
   const auto first = start[static_cast<std::size_t>(me)], count = start[static_cast<std::size_t>(me) + 1] - first;
-  auto [block, col_map] = rows_block<T, typename Policy::memory_space>(rows, first, count, neurons);
-  rows.free_rows();  // the lines are in the block now
+  auto [block, col_map] = rows_block<T, typename Policy::memory_space>(std::move(rows), first, count, neurons);
   tessera::dist_matrix<T, Policy> features(comm, typename Policy::distribution_type{}.make_mapping(1, count, neurons),
                                            std::move(block), std::move(col_map));
   const bool row_form = uses_row_form(parallel, product);

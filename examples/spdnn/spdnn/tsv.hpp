@@ -81,6 +81,23 @@ struct tsv_entry {
 
 inline constexpr double powers_of_ten[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 
+/// out.value = ±digits / 10^after_point (digits < 10^15: both exact in a double, so the one division
+/// rounds correctly: Clinger's fast path, the double std::from_chars gives at a fraction of its
+/// cost). Whole numbers (the features' "1") need no division, and a value like the line before's
+/// (a layer's weights are often one value) not another: the division was a fifth of the parse.
+inline void set_decimal(tsv_entry& out, std::uint64_t digits, int after_point, bool negative) {
+  if (after_point == 0) {
+    out.value = negative ? -static_cast<double>(digits) : static_cast<double>(digits);
+    return;
+  }
+  if (digits != out.last_digits || after_point != out.last_after_point) {
+    out.last_digits = digits;
+    out.last_after_point = after_point;
+    out.last_magnitude = static_cast<double>(digits) / powers_of_ten[after_point];
+  }
+  out.value = negative ? -out.last_magnitude : out.last_magnitude;
+}
+
 /// The common line, `row<TAB>column<TAB>value` up to its newline (or `end`), with plain decimal
 /// indices in range and a plain decimal value, read in one pass over its bytes: returns where the
 /// line ends (its newline, or `end`), or nullptr for any other line, which parse_line then reads
@@ -119,22 +136,9 @@ inline const char* parse_plain_entry(const char* at, const char* const end, cons
       return nullptr;
     }
   }
-  // At most 15 digits without exponent (the challenge's "0.0625" and "1"): the digits as an integer
-  // divided by a power of ten, both exact in a double, so the one division rounds correctly
-  // (Clinger's fast path), the double std::from_chars gives at a fraction of its cost.
+  // At most 15 digits without exponent (the challenge's "0.0625" and "1"): see set_decimal.
   if (count == 0 || count > 15) return nullptr;
-  // Whole numbers (the features' "1") need no division, and a value like the line before's (a
-  // layer's weights are often one value) not another: the division was a fifth of the parse.
-  if (after_point == 0) {
-    out.value = negative ? -static_cast<double>(digits) : static_cast<double>(digits);
-  } else if (digits != out.last_digits || after_point != out.last_after_point) {
-    out.last_digits = digits;
-    out.last_after_point = after_point;
-    out.last_magnitude = static_cast<double>(digits) / powers_of_ten[after_point];
-    out.value = negative ? -out.last_magnitude : out.last_magnitude;
-  } else {
-    out.value = negative ? -out.last_magnitude : out.last_magnitude;
-  }
+  set_decimal(out, digits, after_point, negative);
   return at;
 }
 
@@ -202,7 +206,10 @@ share_scan scan_share(std::ifstream& in, std::uint64_t size, std::uint64_t begin
   share_scan scan;
   if (begin >= end) return scan;
   constexpr std::size_t chunk = std::size_t{1} << 20;
-  byte_buffer buffer(chunk);
+  // One buffer per thread, kept for the next file: a fresh megabyte per file was a page fault per
+  // 4 KiB of it, for each of a network's 120 layer files.
+  thread_local byte_buffer buffer;
+  buffer.resize(chunk);
   // A line that starts before `begin` belongs to the share before: read from the byte before it
   // (a newline there means the share starts with a line of its own) and skip to the next newline.
   std::uint64_t next = begin - (begin > 0 ? 1 : 0);  // file offset of the next byte to read

@@ -15,6 +15,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -23,28 +24,55 @@
 
 namespace spdnn {
 
+/// An array in host memory that grows like a vector but is a Kokkos View, so that a matrix can
+/// keep it as its own (rows_block): fresh memory was a third of reading the features on the
+/// benchmark machine (its pages zeroed on first touch), and a copy into the matrix doubled it.
+template <class U>
+struct growing_view {
+  Kokkos::View<U*, Kokkos::HostSpace> data;
+  std::size_t size = 0;
+
+  void reserve(std::size_t n) {
+    if (n <= data.extent(0)) return;
+    Kokkos::View<U*, Kokkos::HostSpace> bigger(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spdnn::rows")), n);
+    // Tens of megabytes, first touched here: one page fault per 2 MiB instead of per 4 KiB.
+    tessera::advise_huge_pages(bigger.data(), n * sizeof(U));
+    std::copy(data.data(), data.data() + size, bigger.data());
+    data = bigger;
+  }
+  void push_back(U value) {
+    if (size == data.extent(0)) reserve(std::max<std::size_t>(2 * size, 1024));
+    data(size++) = value;
+  }
+  void resize(std::size_t n) {
+    reserve(n);
+    size = n;
+  }
+  [[nodiscard]] U operator[](std::size_t k) const { return data(k); }
+  [[nodiscard]] U front() const { return data(0); }
+  [[nodiscard]] U back() const { return data(size - 1); }
+  [[nodiscard]] U* begin() const { return data.data(); }
+};
+
 /// This rank's lines of a TSV file as the rows of a sparse matrix (first index: row, second:
 /// column), while they come in (row, column) order without repeats; `file` holds them as columns
 /// instead once a line breaks that order (in_order false), and always holds what every rank knows
 /// about the file (path, lines, largest first index).
 template <class T>
 struct tsv_rows {
-  template <class U>
-  using array = std::vector<U, tessera::uninitialized_allocator<U>>;
-
   tsv_columns file;
   bool in_order = true;
   std::vector<std::int64_t> row_id;      ///< the rows holding entries, ascending
   std::vector<tessera::offset_type> row_start;  ///< where each of them starts in column and value
-  array<tessera::local_index> column;
-  array<T> value;
+  growing_view<tessera::local_index> column;
+  growing_view<T> value;
   std::size_t first_entry = 0;           ///< entries before it were handed to another rank
 
   /// Entries this rank holds (either form).
-  [[nodiscard]] std::size_t size() const noexcept { return in_order ? column.size() - first_entry : file.size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return in_order ? column.size - first_entry : file.size(); }
   /// Entries of row_id[k].
   [[nodiscard]] std::size_t row_size(std::size_t k) const noexcept {
-    const auto end = k + 1 < row_start.size() ? static_cast<std::size_t>(row_start[k + 1]) : column.size();
+    const auto end = k + 1 < row_start.size() ? static_cast<std::size_t>(row_start[k + 1]) : column.size;
     return end - static_cast<std::size_t>(row_start[k]);
   }
 
@@ -88,15 +116,12 @@ tsv_rows<T> read_tsv_rows(const tessera::communicator& comm, const std::string& 
     if (!out.in_order) return;
     out.column.reserve(lines);
     out.value.reserve(lines);
-    // Fresh arrays of tens of megabytes: one page fault per 2 MiB instead of per 4 KiB.
-    tessera::advise_huge_pages(out.column.data(), out.column.capacity() * sizeof(tessera::local_index));
-    tessera::advise_huge_pages(out.value.data(), out.value.capacity() * sizeof(T));
   };
   detail::read_share(comm, path, layout, out.file, expect, [&](const detail::tsv_entry& e, std::int64_t) {
     if (out.in_order) {
       if (out.row_id.empty() || e.first > out.row_id.back()) {
         out.row_id.push_back(e.first);
-        out.row_start.push_back(static_cast<tessera::offset_type>(out.column.size()));
+        out.row_start.push_back(static_cast<tessera::offset_type>(out.column.size));
       } else if (e.first < out.row_id.back() || e.second <= last_second) {
         out.to_columns();
       }
@@ -117,10 +142,11 @@ tsv_rows<T> read_tsv_rows(const tessera::communicator& comm, const std::string& 
 /// Rows [first, first + count) of `rows` (in order; any of them may hold no entries) as a CSR block
 /// of `columns` columns, in `Mem`, with its column map (the distinct columns its entries use,
 /// ascending; local column indices are positions in it): what build_from_triplets makes of the
-/// same entries. Entries outside those rows are left out.
+/// same entries. Entries outside those rows are left out. On the host the block keeps `rows`'
+/// arrays (their columns renumbered in place): `rows` is spent.
 template <class T, class Mem>
 std::pair<tessera::csr_block<T, Mem>, Kokkos::View<tessera::global_index*, Mem>>
-rows_block(const tsv_rows<T>& rows, std::int64_t first, std::int64_t count, std::int64_t columns) {
+rows_block(tsv_rows<T>&& rows, std::int64_t first, std::int64_t count, std::int64_t columns) {
   using host = Kokkos::HostSpace;
   Kokkos::View<tessera::offset_type*, host> ptr("spdnn::row_ptr", static_cast<std::size_t>(count) + 1);
   std::vector<char> used(static_cast<std::size_t>(columns), 0);
@@ -132,30 +158,26 @@ rows_block(const tsv_rows<T>& rows, std::int64_t first, std::int64_t count, std:
   for (std::size_t r = 0; r < static_cast<std::size_t>(count); ++r) ptr(r + 1) += ptr(r);
   const std::size_t e_begin = k_begin < k_end ? static_cast<std::size_t>(rows.row_start[k_begin]) : 0;
   const auto nnz = static_cast<std::size_t>(ptr(static_cast<std::size_t>(count)));
-  for (std::size_t e = e_begin; e < e_begin + nnz; ++e) used[static_cast<std::size_t>(rows.column[e])] = 1;
+  tessera::local_index* const column = rows.column.begin() + e_begin;
+  for (std::size_t e = 0; e < nnz; ++e) used[static_cast<std::size_t>(column[e])] = 1;
   std::vector<tessera::local_index> position(used.size());
   std::vector<tessera::global_index> map;
   for (std::size_t c = 0; c < used.size(); ++c) {
     position[c] = static_cast<tessera::local_index>(map.size());
     if (used[c]) map.push_back(static_cast<tessera::global_index>(c));
   }
-  Kokkos::View<tessera::local_index*, host> col(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::col_idx"), nnz);
-  Kokkos::View<T*, host> val(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::values"), nnz);
-  tessera::advise_huge_pages(col.data(), nnz * sizeof(tessera::local_index));
-  tessera::advise_huge_pages(val.data(), nnz * sizeof(T));
-  for (std::size_t e = 0; e < nnz; ++e) {
-    col(e) = position[static_cast<std::size_t>(rows.column[e_begin + e])];
-    val(e) = rows.value[e_begin + e];
-  }
+  for (std::size_t e = 0; e < nnz; ++e) column[e] = position[static_cast<std::size_t>(column[e])];
+  const auto entries = std::make_pair(e_begin, e_begin + nnz);
   Kokkos::View<tessera::global_index*, host> col_map(map.data(), map.size());
   tessera::csr_block<T, Mem> block;
   block.rows = static_cast<tessera::local_index>(count);
   block.cols = static_cast<tessera::local_index>(map.size());
   block.row_ptr = Kokkos::create_mirror_view_and_copy(Mem{}, ptr);
-  block.col_idx = Kokkos::create_mirror_view_and_copy(Mem{}, col);
-  block.values = Kokkos::create_mirror_view_and_copy(Mem{}, val);
+  block.col_idx = Kokkos::create_mirror_view_and_copy(Mem{}, Kokkos::subview(rows.column.data, entries));
+  block.values = Kokkos::create_mirror_view_and_copy(Mem{}, Kokkos::subview(rows.value.data, entries));
   Kokkos::View<tessera::global_index*, Mem> device_map(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::col_map"), map.size());
   Kokkos::deep_copy(device_map, col_map);
+  rows.free_rows();
   return {block, device_map};
 }
 
