@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <tuple>
 
 using namespace tessera;
 
@@ -91,6 +92,31 @@ TEST_CASE("a category listed twice in the truth file is a file error at its seco
   const auto fine = fuzz::write_case("truth-once.tsv", "3\n7\n\n12\n30\n");
   CHECK(comm().allgather_concatenated(spdnn::read_tsv(comm(), fine, spdnn::truth_layout(40)).first) ==
         std::vector<std::int64_t>{2, 6, 11, 29});
+}
+
+TEST_CASE("lines that repeat part of the line before are read whole: the parser's reuse of repeated bytes") {
+  // Each line shares a prefix of its first field or its value with the line before, differing after it.
+  const std::vector<std::tuple<std::int64_t, std::int64_t, double>> lines = {
+      {1, 2, 0.5},     {1, 3, 0.5},      {1, 4, 0.55},     {1, 5, 0.5},   {12, 1, 0.5},  {12, 2, 5},
+      {1, 6, 5},       {12, 3, 50},      {123, 4, 50.25},  {123, 5, 50.2}, {123, 6, -50.2}, {12345678, 7, 0.0625},
+      {12345678, 8, 0.0625}, {1234567, 9, 0.0625}, {2, 10, 1}, {2, 11, 1}, {2, 12, 10}};
+  std::string text;
+  for (const auto& [i, j, v] : lines) text += fmt::format("{}\t{}\t{}\n", i, j, v);
+  const auto path = fuzz::write_case("repeats.tsv", text + "2\t13\t1");  // the last line without its newline
+  const spdnn::tsv_layout layout{3, 99999999, 16, "row", "column"};
+  const auto got = spdnn::read_tsv(comm(), path, layout);
+  const auto first = comm().allgather_concatenated(got.first), second = comm().allgather_concatenated(got.second);
+  const auto value = comm().allgather_concatenated(got.value);
+  REQUIRE(first.size() == lines.size() + 1);
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    INFO("line " << k + 1);
+    CHECK(first[k] == std::get<0>(lines[k]) - 1);
+    CHECK(second[k] == std::get<1>(lines[k]) - 1);
+    CHECK(value[k] == std::get<2>(lines[k]));
+  }
+  CHECK(first.back() == 1);
+  CHECK(second.back() == 12);
+  CHECK(value.back() == 1.0);
 }
 
 TEST_CASE("directories, and huge garbage lines, give short clear messages") {
