@@ -231,7 +231,10 @@ std::vector<tessera::dist_matrix<T, Policy>> read_layers_once(const tessera::com
   using host = Kokkos::HostSpace;
   std::vector<std::int64_t> sizes(2 * mine.size(), 0);
   for (std::size_t k = 0; k < mine.size(); ++k)
-    if (mine[k]) sizes[2 * k] = mine[k]->local().nnz(), sizes[2 * k + 1] = static_cast<std::int64_t>(mine[k]->col_map().extent(0));
+    if (mine[k]) {
+      sizes[2 * k] = mine[k]->local().nnz();
+      sizes[2 * k + 1] = static_cast<std::int64_t>(mine[k]->col_map().extent(0));
+    }
   world.allreduce_inplace(sizes, MPI_SUM);
   world.collectively([&] {
     for (std::size_t k = 0; k < mine.size(); ++k)
@@ -428,13 +431,15 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
   std::vector<int> send_columns(static_cast<std::size_t>(ranks), 0), receive_columns(send_columns), send_values(send_columns),
       receive_values(send_columns), send_at(send_columns), receive_columns_at(send_columns), receive_values_at(send_columns);
   std::size_t arriving = 0;
+  // MPI counts bytes in an int here.
+  constexpr std::int64_t most_moving =
+      std::numeric_limits<int>::max() / static_cast<std::int64_t>(std::max(sizeof(T), sizeof(tessera::local_index)));
   world.collectively([&] {
     for (int r = 0; r < ranks; ++r) {
       const auto k = static_cast<std::size_t>(r);
       if (keeper[k] < 0 || keeper[k] == r) continue;
-      TESSERA_REQUIRE(of(r, 7) <= std::numeric_limits<int>::max() / static_cast<std::int64_t>(sizeof(T) + sizeof(tessera::local_index)),
-                      unsupported, "{}: image {} has {} lines on rank {}; at most {} can move to another rank",
-                      rows.file.path, of(r, 3) + 1, of(r, 7), r, std::numeric_limits<int>::max() / 8);
+      TESSERA_REQUIRE(of(r, 7) <= most_moving, unsupported, "{}: image {} has {} lines on rank {}; at most {} can move to another rank",
+                      rows.file.path, of(r, 3) + 1, of(r, 7), r, most_moving);
       if (r == me) {
         send_columns[static_cast<std::size_t>(keeper[k])] = static_cast<int>(of(r, 7) * static_cast<std::int64_t>(sizeof(tessera::local_index)));
         send_values[static_cast<std::size_t>(keeper[k])] = static_cast<int>(of(r, 7) * static_cast<std::int64_t>(sizeof(T)));
@@ -445,6 +450,8 @@ problem<T, Policy> make_problem(const tessera::communicator& world, scheme paral
         receive_columns[k] = static_cast<int>(of(r, 7) * static_cast<std::int64_t>(sizeof(tessera::local_index)));
         receive_values[k] = static_cast<int>(of(r, 7) * static_cast<std::int64_t>(sizeof(T)));
         arriving += static_cast<std::size_t>(of(r, 7));
+        TESSERA_REQUIRE(static_cast<std::int64_t>(arriving) <= most_moving, unsupported,
+                        "{}: {} lines would move to rank {}; at most {} can", rows.file.path, arriving, me, most_moving);
       }
     }
   });
