@@ -66,10 +66,9 @@ struct tsv_rows {
   std::vector<tessera::offset_type> row_start;  ///< where each of them starts in column and value
   growing_view<tessera::local_index> column;
   growing_view<T> value;
-  std::size_t first_entry = 0;           ///< entries before it were handed to another rank
 
   /// Entries this rank holds (either form).
-  [[nodiscard]] std::size_t size() const noexcept { return in_order ? column.size - first_entry : file.size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return in_order ? column.size : file.size(); }
   /// Entries of row_id[k].
   [[nodiscard]] std::size_t row_size(std::size_t k) const noexcept {
     const auto end = k + 1 < row_start.size() ? static_cast<std::size_t>(row_start[k + 1]) : column.size;
@@ -84,7 +83,6 @@ struct tsv_rows {
     file.value.reserve(file.value.size() + size());
     for (std::size_t k = 0; k < row_id.size(); ++k)
       for (std::size_t e = static_cast<std::size_t>(row_start[k]); e < static_cast<std::size_t>(row_start[k]) + row_size(k); ++e) {
-        if (e < first_entry) continue;
         file.first.push_back(row_id[k]);
         file.second.push_back(column[e]);
         file.value.push_back(static_cast<double>(value[e]));
@@ -99,7 +97,6 @@ struct tsv_rows {
     row_start = {};
     column = {};
     value = {};
-    first_entry = 0;
   }
 };
 
