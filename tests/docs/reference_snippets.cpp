@@ -25,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+namespace reference_snippets_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 // Builds whose default execution space is a device skip the host-only snippets (node-shared memory,
 // the packed tile kernel, a callable that throws): the pages say they are refused there.
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
@@ -784,3 +786,5 @@ TEST_CASE("custom-policies.md: a mapping with a table and no default constructor
   CHECK(tessera::compare(tessera::add(A, A), tessera::scale(reference, 2.0)));
   CHECK(tessera::compare(tessera::redistribute<R>(A), reference));
 }
+
+}  // namespace reference_snippets_tests

@@ -13,6 +13,8 @@
 #include <numeric>
 #include <set>
 
+namespace backends_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -360,3 +362,5 @@ TEST_CASE_TEMPLATE("planned_exchange: values along a plan and back along its inv
     CHECK(returned.data[2 * k + 1] == out.data[k]);
   }
 }
+
+}  // namespace backends_tests

@@ -7,6 +7,8 @@
 
 #include <numeric>
 
+namespace block_distributions_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 static_assert(distribution_policy<block_cyclic_2d>);
@@ -167,3 +169,5 @@ TEST_CASE("a grid that does not match the communicator is an error on every rank
     CHECK(std::string(e.what()).find("grid") != std::string::npos);
   }
 }
+
+}  // namespace block_distributions_tests

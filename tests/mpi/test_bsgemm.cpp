@@ -7,6 +7,8 @@
 #include <cmath>
 #include <random>
 
+namespace bsgemm_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -527,3 +529,5 @@ TEST_CASE("bsgemm() and summa() keep their plans with A: an iteration inspects o
   CHECK(a.plan_cache().size() == 1);
   require_close(again, first);
 }
+
+}  // namespace bsgemm_tests

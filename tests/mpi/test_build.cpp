@@ -3,6 +3,8 @@
 
 #include <random>
 
+namespace build_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -230,3 +232,5 @@ TEST_CASE("traffic: one entry to every other rank is one message each") {
   const auto summary = reduce_traffic(comm, "build");
   CHECK(summary.total.messages == 2 * others * static_cast<std::uint64_t>(p));
 }
+
+}  // namespace build_tests

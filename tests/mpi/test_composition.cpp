@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+namespace composition_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 using namespace composition;
 using custom::row_cyclic;
@@ -77,3 +79,5 @@ TEST_CASE("row_cyclic SpMM fetches one packed block per owner, not one run per r
       CHECK((*got)[static_cast<std::size_t>(i * 2 + 1)] == sum);
     }
 }
+
+}  // namespace composition_tests

@@ -4,6 +4,8 @@
 // halves build in parallel.
 #include "composition_checks.hpp"
 
+namespace composition_grids_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 using namespace composition;
 
@@ -42,3 +44,5 @@ TEST_CASE("A * transpose(A) on a 1 x P grid: B comes on the P x 1 grid and is mo
   test::require_equal(spgemm(a, at), expected, 1e-12);
   test::require_equal(spgemm(a, a, spgemm_options{.transpose_b = true}), expected, 1e-12);
 }
+
+}  // namespace composition_grids_tests

@@ -1,6 +1,8 @@
 // dist_dense: a row-distributed block of k vectors.
 #include "test_support.hpp"
 
+namespace dist_dense_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 TEST_CASE("a dense block is split by rows, filled and gathered in row-major order") {
@@ -83,3 +85,5 @@ TEST_CASE("a dense block over the caller's memory: a wrong row count or width is
   else
     CHECK(dense(comm, a.mapping(), other_width).num_vectors() == 2);
 }
+
+}  // namespace dist_dense_tests

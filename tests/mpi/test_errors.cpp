@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+namespace errors_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 TEST_CASE("a failure on the last rank is raised on every rank with its message") {
@@ -126,3 +128,5 @@ TEST_CASE("adopting a local block that does not fit the mapping fails on every r
     CHECK(e.message().find("5 rows") != std::string::npos);
   }
 }
+
+}  // namespace errors_tests

@@ -1,6 +1,8 @@
 // Generators: the same global matrix at every rank count, and the properties each promises.
 #include "test_support.hpp"
 
+namespace generators_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -99,3 +101,5 @@ TEST_CASE("rmat's vertex relabelling is a permutation") {
     }
   }
 }
+
+}  // namespace generators_tests

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+namespace grid_operations_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -693,3 +695,5 @@ TEST_CASE("transpose plans move values only, on rows and on grids") {
   check.template operator()<replicated_policy<csr, mpi_rma>>(
       replicated_columns{.grid = process_grid{comm.size(), 1}, .block_cols = 3});
 }
+
+}  // namespace grid_operations_tests

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace grouping_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -210,3 +212,5 @@ TEST_CASE("build_from_triplets folds duplicates in input order, on every rank co
   REQUIRE(host.values.size() == 1);
   CHECK(host.values[0] == (1e16 + 1.0) - 1e16);
 }
+
+}  // namespace grouping_tests

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <limits>
 
+namespace matrix_market_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -247,3 +249,5 @@ TEST_CASE("signs, tabs and carriage returns as C's scanf reads them") {
   const auto path = fixture("signs.mtx", "%%MatrixMarket matrix coordinate real general\r\n+2\t+3\t+1\r\n+1 +3 -2.5\r\n");
   test::require_equal(read_matrix_market<double, test::csr_policy>(comm(), path), dense_reference(2, 3, {{0, 2, -2.5}}));
 }
+
+}  // namespace matrix_market_tests

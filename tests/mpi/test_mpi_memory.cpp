@@ -7,6 +7,8 @@
 
 #include <numeric>
 
+namespace mpi_memory_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -89,3 +91,5 @@ TEST_CASE("mpi_rma on a one-rank communicator: local copies, or real windows in 
   const auto self = communicator::duplicate(MPI_COMM_SELF);
   check_window_roundtrip<mpi_rma>(self);
 }
+
+}  // namespace mpi_memory_tests

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+namespace node_shared_array_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -92,3 +94,5 @@ TEST_CASE("node_shared_array rejects bad input on every rank" * doctest::skip(te
     CHECK(kind_on_every_rank(comm, [&] { (void)array.peer((me + 1) % p); }) == error_kind::invalid_argument);
   }
 }
+
+}  // namespace node_shared_array_tests

@@ -7,6 +7,8 @@
 
 #include <string>
 
+namespace operand_misuse_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -347,3 +349,5 @@ TEST_CASE("kept plans: one agreed decision, the least recently used evicted firs
   CHECK(std::none_of(kept.begin(), kept.end(), [](const auto& p) { return p->id == 1; }));
   CHECK(std::any_of(kept.begin(), kept.end(), [](const auto& p) { return p->id == 0; }));
 }
+
+}  // namespace operand_misuse_tests

@@ -16,6 +16,8 @@
 #include <set>
 #include <tuple>
 
+namespace spdnn_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -454,3 +456,5 @@ TEST_CASE("malformed TSV files are rejected with the file and line, on every ran
     CHECK(lines.value[e] == static_cast<double>((lines.first[e] + 1) * 10 + lines.second[e] + 1));
   CHECK_THROWS_AS((void)spdnn::read_tsv(world, test::scratch_path("missing.tsv"), weights), error);
 }
+
+}  // namespace spdnn_tests

@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 
+namespace spgemm_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -482,3 +484,5 @@ TEST_CASE("kernels::sort_rows sorts every row by column, values alongside") {
   CHECK(std::is_sorted(keys.begin(), keys.end()));
   for (std::size_t i = 0; i < keys.size(); ++i) CHECK(vals[i] == static_cast<double>(keys[i]));
 }
+
+}  // namespace spgemm_tests

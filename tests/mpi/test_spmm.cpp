@@ -5,6 +5,8 @@
 #include <cmath>
 #include <set>
 
+namespace spmm_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -237,3 +239,5 @@ TEST_CASE("spmm rejects shapes that do not match, on every rank") {
   dist_dense<double, P> x(comm, 12, 2);
   CHECK_THROWS_AS(spmv(a, x), error);
 }
+
+}  // namespace spmm_tests

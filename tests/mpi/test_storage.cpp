@@ -3,6 +3,8 @@
 
 #include <KokkosSparse_spmv.hpp>
 
+namespace storage_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -86,3 +88,5 @@ TEST_CASE("the column map is sorted and lists exactly the columns used") {
   REQUIRE(used.size() == col_map.extent(0));
   for (std::size_t c = 0; c < used.size(); ++c) CHECK(used[c] == col_map(c));
 }
+
+}  // namespace storage_tests

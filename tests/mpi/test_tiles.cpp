@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <utility>
 
+namespace tiles_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -279,3 +281,5 @@ TEST_CASE("tile norms of tiles larger than one summing slice (16,384 values) equ
     }
   }
 }
+
+}  // namespace tiles_tests

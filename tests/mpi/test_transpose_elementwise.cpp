@@ -6,6 +6,8 @@
 #include <set>
 #include <utility>
 
+namespace transpose_elementwise_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -262,3 +264,5 @@ TEST_CASE_TEMPLATE("transpose_algorithm::planned: the first call plans, later ca
     test::require_equal(transpose(other, transpose_algorithm::planned), test::transposed(gather_to_all(other)));
   }
 }
+
+}  // namespace transpose_elementwise_tests

@@ -7,6 +7,8 @@
 #include <string>
 #include <type_traits>
 
+namespace user_callables_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -241,3 +243,5 @@ TEST_CASE("a mailbox handler that throws on one rank is raised at drain on every
     check(ctx);
   }
 }
+
+}  // namespace user_callables_tests

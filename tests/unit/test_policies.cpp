@@ -1,6 +1,13 @@
 // Policies, concepts and the row_block mapping, checked without communication.
 #include "test_support.hpp"
 
+// tessera::instantiations' extern declarations follow the unit's includes: a combination is
+// declared only where its distribution's and backend's headers were included (each defines
+// TESSERA_COMPONENT_<name>); this unit includes tessera/tessera.hpp, so every built-in one is.
+#include <tessera/instantiations/declarations.hpp>
+
+namespace policies_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 // A user-written distribution: everything on rank 0. It satisfies the concept
@@ -174,10 +181,6 @@ TEST_CASE("grid_aligned_rows puts X's rows in the grid column that names them an
   for (global_index i = 0; i < 10; ++i) CHECK(r.grid().row_of(y.row_owner(i)) == (i < 5 ? 0 : 1));
 }
 
-// tessera::instantiations' extern declarations follow the unit's includes: a combination is
-// declared only where its distribution's and backend's headers were included (each defines
-// TESSERA_COMPONENT_<name>); this unit includes tessera/tessera.hpp, so every built-in one is.
-#include <tessera/instantiations/declarations.hpp>
 #define TESSERA_TEST_SPELLED(...) TESSERA_TEST_SPELLED_(__VA_ARGS__)
 #define TESSERA_TEST_SPELLED_(...) #__VA_ARGS__
 
@@ -188,3 +191,5 @@ TEST_CASE("the library's extern declarations cover the distributions and backend
   CHECK(std::string_view(TESSERA_TEST_SPELLED(TESSERA_INSTANTIATED_IF(row_block, carrier_pigeon)(declared))).empty());
   CHECK(std::string_view(TESSERA_TEST_SPELLED(TESSERA_INSTANTIATED_IF(all_on_root, mpi_rma)(declared))).empty());
 }
+
+}  // namespace policies_tests

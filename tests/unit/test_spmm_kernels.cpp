@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+namespace spmm_kernels_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 namespace {
 using namespace tessera;
 
@@ -353,3 +355,5 @@ TEST_CASE("grouped SpMM kernel (rows that share a pattern) matches a serial sum 
 TEST_CASE("grouped SpMM kernel (rows that share a pattern) matches a serial sum and the row kernel, in float") {
   grouped_kernel_matches<float>(1e-6);
 }
+
+}  // namespace spmm_kernels_tests

@@ -13,6 +13,8 @@
 #include <random>
 #include <vector>
 
+namespace tile_kernels_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 namespace {
 using namespace tessera;
 using host = Kokkos::DefaultHostExecutionSpace;
@@ -134,3 +136,5 @@ TEST_CASE("the SIMD kernel is compiled in exactly when the flags enable it") {
   CHECK(kernels::packed_shape<double>::rows == 4);
 #endif
 }
+
+}  // namespace tile_kernels_tests
