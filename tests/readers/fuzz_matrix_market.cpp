@@ -11,6 +11,8 @@
 #include <map>
 #include <optional>
 
+namespace fuzz_matrix_market_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -374,3 +376,5 @@ TEST_CASE("fuzz: mutated Matrix Market files give the reference's matrix or its 
   CHECK(count.accepted >= cases / 10);
   CHECK(count.rejected >= cases / 4);
 }
+
+}  // namespace fuzz_matrix_market_tests

@@ -13,21 +13,20 @@ endif()
 run(${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR} -B ${build} -G "${GENERATOR}" ${compiler}
     -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=${flags}" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"
     -DTESSERA_BUILD_TESTS=ON -DTESSERA_BUILD_EXAMPLES=OFF -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_PEER_BENCHMARKS=OFF
-    -DTESSERA_READERS_SANITIZED=ON -DTESSERA_TEST_UNITY=OFF)  # test_matrix_market a program of its own
-run(${CMAKE_COMMAND} --build ${build} --target test_readers test_matrix_market)
+    -DTESSERA_READERS_SANITIZED=ON)
+# One program, one unit: the readers' tests and test_matrix_market (readers/CMakeLists.txt).
+run(${CMAKE_COMMAND} --build ${build} --target test_readers_sanitized_program)
 
 # Leaks are not checked: MPI and Kokkos keep memory until exit by design.
 set(ENV{ASAN_OPTIONS} "detect_leaks=0:abort_on_error=1")
 set(ENV{UBSAN_OPTIONS} "print_stacktrace=1:halt_on_error=1")
 set(ENV{OMP_NUM_THREADS} 1)
 set(ENV{OPENBLAS_NUM_THREADS} 1)
+file(GLOB_RECURSE exe LIST_DIRECTORIES false ${build}/tests/test_readers_sanitized_program)
+if(NOT exe)
+  message(FATAL_ERROR "run_sanitized.cmake: test_readers_sanitized_program was not built under ${build}/tests")
+endif()
 foreach(np 1 2)
-  foreach(test test_readers test_matrix_market)
-    file(GLOB_RECURSE exe LIST_DIRECTORIES false ${build}/tests/${test})
-    if(NOT exe)
-      message(FATAL_ERROR "run_sanitized.cmake: ${test} was not built under ${build}/tests")
-    endif()
-    run(${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${np} ${exe})
-    message(STATUS "${test} at ${np} rank(s) under ASan + UBSan: OK")
-  endforeach()
+  run(${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${np} ${exe})
+  message(STATUS "the readers' tests and test_matrix_market at ${np} rank(s) under ASan + UBSan: OK")
 endforeach()

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <tuple>
 
+namespace spdnn_readers_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
+
 using namespace tessera;
 
 namespace {
@@ -332,3 +334,5 @@ TEST_CASE("fuzz: mutated TSV files give the reference's entries or its error wit
   CHECK(rejected >= cases / 4);
   CHECK(rows_in_order >= cases / 20);
 }
+
+}  // namespace spdnn_readers_tests
