@@ -1,18 +1,26 @@
 // Every grid distribution x every storage x every backend runs spgemm (SUMMA and every layer
 // count), transpose, spmm and the element-wise operations against the serial reference
-// (composition_checks.hpp). Compiled once per distribution (TESSERA_GRID_DISTRIBUTION), so the two
-// halves build in parallel.
+// (composition_checks.hpp). Compiled once per distribution (TESSERA_GRID_DISTRIBUTION): apart, so
+// the two halves build in parallel, or both in one unit (test_composition_grid_distributions.cpp),
+// each in a namespace and a doctest suite named after its distribution.
 #include "composition_checks.hpp"
-
-namespace composition_grids_tests {  // the suite may compile several test files as one unit (tests/CMakeLists.txt)
-
-using namespace tessera;
-using namespace composition;
 
 #ifndef TESSERA_GRID_DISTRIBUTION
 #error "compile with -DTESSERA_GRID_DISTRIBUTION=block_cyclic_2d or replicated_columns"
 #endif
+#define TESSERA_GRID_TESTS_JOIN(a, b) TESSERA_GRID_TESTS_JOIN_(a, b)
+#define TESSERA_GRID_TESTS_JOIN_(a, b) a##b
+#define TESSERA_GRID_TESTS_NAME(x) TESSERA_GRID_TESTS_NAME_(x)
+#define TESSERA_GRID_TESTS_NAME_(x) #x
+
+namespace TESSERA_GRID_TESTS_JOIN(composition_grids_tests_, TESSERA_GRID_DISTRIBUTION) {
+
+using namespace tessera;
+using namespace composition;
+
 using grid_distribution = TESSERA_GRID_DISTRIBUTION;
+
+TEST_SUITE_BEGIN(TESSERA_GRID_TESTS_NAME(TESSERA_GRID_DISTRIBUTION));
 
 #define TESSERA_POLICIES_OF(distribution)                                                                   \
   policy<distribution, csr, mpi_rma>, policy<distribution, csc, mpi_rma>, policy<distribution, coo, mpi_rma>, \
@@ -45,4 +53,6 @@ TEST_CASE("A * transpose(A) on a 1 x P grid: B comes on the P x 1 grid and is mo
   test::require_equal(spgemm(a, a, spgemm_options{.transpose_b = true}), expected, 1e-12);
 }
 
-}  // namespace composition_grids_tests
+TEST_SUITE_END();
+
+}  // namespace composition_grids_tests_<distribution>

@@ -4,7 +4,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include "test_support.hpp"
+#include "test_environment.hpp"
 
 #include <cstdio>
 

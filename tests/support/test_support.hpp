@@ -4,6 +4,8 @@
 
 #include <tessera/tessera.hpp>
 
+#include "test_environment.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -12,12 +14,6 @@
 #include <string>
 
 namespace tessera::test {
-
-/// The environment the test main started (mpi_doctest_main.cpp sets it before any test runs).
-inline const environment*& running_environment() {
-  static const environment* env = nullptr;
-  return env;
-}
 
 /// The world communicator of the running test program: only the compute ranks when the
 /// environment split off progress ranks.
