@@ -15,16 +15,16 @@ run(${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR} -B ${build} -G "${GENERATOR}" ${co
     -DTESSERA_BUILD_TESTS=ON -DTESSERA_BUILD_EXAMPLES=OFF -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_PEER_BENCHMARKS=OFF
     -DTESSERA_READERS_SANITIZED=ON)
 # One program, one unit: the readers' tests and test_matrix_market (readers/CMakeLists.txt).
-run(${CMAKE_COMMAND} --build ${build} --target test_readers_sanitized_program)
+run(${CMAKE_COMMAND} --build ${build} --target test_readers)
 
 # Leaks are not checked: MPI and Kokkos keep memory until exit by design.
 set(ENV{ASAN_OPTIONS} "detect_leaks=0:abort_on_error=1")
 set(ENV{UBSAN_OPTIONS} "print_stacktrace=1:halt_on_error=1")
 set(ENV{OMP_NUM_THREADS} 1)
 set(ENV{OPENBLAS_NUM_THREADS} 1)
-file(GLOB_RECURSE exe LIST_DIRECTORIES false ${build}/tests/test_readers_sanitized_program)
+file(GLOB_RECURSE exe LIST_DIRECTORIES false ${build}/tests/test_readers)
 if(NOT exe)
-  message(FATAL_ERROR "run_sanitized.cmake: test_readers_sanitized_program was not built under ${build}/tests")
+  message(FATAL_ERROR "run_sanitized.cmake: test_readers was not built under ${build}/tests")
 endif()
 foreach(np 1 2)
   run(${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${np} ${exe})
