@@ -1,6 +1,11 @@
 // Must NOT compile: bsgemm keeps B stationary, so B's tile columns must be replicated over the grid
 // rows; a block_cyclic_2d B lacks that capability. The test expects tessera's sentence naming it.
-#include <tessera/tessera.hpp>
+#include <tessera/comm/mpi_rma.hpp>
+#include <tessera/distribution/block_cyclic_2d.hpp>
+#include <tessera/environment.hpp>
+#include <tessera/matrix/make_block_sparse.hpp>
+#include <tessera/ops/bsgemm.hpp>
+#include <tessera/storage/tiles.hpp>
 
 int main(int argc, char** argv) {
   tessera::environment env(argc, argv);

@@ -2,7 +2,11 @@
 // general mapping concept but has neither capability spgemm needs: whole rows on each rank
 // (whole_row_mapping) or a grid that re-tiles (retiling_grid_mapping). The test expects
 // tessera's static_assert sentence, naming both and the way out.
-#include <tessera/tessera.hpp>
+#include <tessera/comm/mpi_rma.hpp>
+#include <tessera/environment.hpp>
+#include <tessera/matrix/build.hpp>
+#include <tessera/ops/spgemm_default.hpp>
+#include <tessera/storage/csr.hpp>
 
 #include <string_view>
 

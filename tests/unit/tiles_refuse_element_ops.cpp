@@ -1,6 +1,11 @@
 // Must NOT compile: an element-wise operation on a tile-stored matrix. The test expects tessera's
 // sentence naming what the operation works on and the way out (to_elements).
-#include <tessera/tessera.hpp>
+#include <tessera/comm/mpi_rma.hpp>
+#include <tessera/distribution/block_cyclic_2d.hpp>
+#include <tessera/environment.hpp>
+#include <tessera/matrix/make_block_sparse.hpp>
+#include <tessera/ops/elementwise.hpp>
+#include <tessera/storage/tiles.hpp>
 
 int main(int argc, char** argv) {
   tessera::environment env(argc, argv);
