@@ -28,7 +28,7 @@ endif()
 foreach(via ${VIA})
   set(build ${WORK_DIR}/build-${via})
   # Release at -O0: what is checked (the targets, the Kokkos, the results) does not depend on the
-  # level, and -O3 doubled the time of these one-unit builds.
+  # level, and at -O3 test_downstream_package took 44 s against 31-35 s.
   run(${CMAKE_COMMAND} -S ${TESSERA_SOURCE_DIR}/tests/downstream -B ${build} -G "${GENERATOR}"
       -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O0 -DNDEBUG" -DTESSERA_VIA=${via} -DTESSERA_SOURCE_DIR=${TESSERA_SOURCE_DIR}
       -DDOWNSTREAM_SOURCE=${program} -DCMAKE_PREFIX_PATH=${prefix} ${KOKKOS_ARGS})
