@@ -6,13 +6,19 @@
 //           is the FMA peak. Nothing touches memory, so the rate is the core's arithmetic limit.
 //   stream  STREAM triad (a = b + 3 c, 24 bytes per element) and copy (a = b, 16 bytes per element)
 //           on arrays far larger than any cache: the memory-bandwidth ceiling of SpMM's roofline.
+//   gather  rows of --gather-width (8, 16, 32) doubles read at uniformly random places of an array of 1 to 64
+//           MiB per rank, summed, the next rows prefetched 16 ahead as SpMM's host kernel does: the
+//           ceiling of SpMM's reads of X on a power-law matrix, whose rows of X come in no order.
+//           STREAM's bandwidth holds only while the array fits the caches; beyond, each row costs
+//           a miss's latency, which the prefetches overlap only as far as the core tracks misses.
 //
 // Every figure is the best of --reps timed runs after one warm-up (a peak, not a typical rate; each
 // run's time is the slowest rank's), and each line carries the 1-minute load average. An FMA run is
 // short (2^20 trips, about 2 ms) so that on a shared machine the best of a few dozen is a run the
 // scheduler did not interrupt: the core's rate, not its share of the machine.
 //
-//   mpiexec -n 2 bench_peak [--reps 20] [--n 33554432] [--iterations 1048576] [--only fma|stream]
+//   mpiexec -n 2 bench_peak [--reps 20] [--n 33554432] [--iterations 1048576] [--gather-width 32]
+//                           [--only fma|stream|gather]
 #include "support/bench_common.hpp"
 
 #include <cmath>
@@ -256,6 +262,26 @@ void print_stream(const line_context& ctx, const char* op, std::size_t n, double
                ctx.cores, load, rss);
 }
 
+/// One line per array size: the random-row gather of bench_common.hpp, 2^20 rows per rank.
+void measure_gathers(const line_context& ctx, int width) {
+  constexpr std::size_t reads = std::size_t{1} << 20;
+  const double row_bytes = 8.0 * width;
+  for (const std::size_t mib : {1, 2, 4, 8, 16, 32, 64}) {
+    const auto rows = static_cast<std::size_t>(static_cast<double>(mib << 20) / row_bytes);
+    const auto timing = *tessera::bench::random_row_gather(ctx.comm, rows, width, reads, ctx.reps);
+    const double rows_per_second = static_cast<double>(reads) * ctx.comm.size() / timing.seconds;
+    const double load = load_average();
+    const double rss = tessera::bench::peak_rss_mb(ctx.comm);
+    if (ctx.comm.rank() == 0)
+      fmt::print("{{\"bench\": \"peak\", \"op\": \"gather\", \"matrix\": \"none\", \"np\": {}, \"backend\": \"none\", "
+                 "\"array_mib_per_rank\": {}, \"row_bytes\": {}, \"reads_per_rank\": {}, \"reps\": {}, "
+                 "\"ns_per_row_per_rank\": {:.3f}, \"rows_per_second\": {:.6g}, \"gb_s\": {:.3f}, \"checksum\": {:.6g}, "
+                 "\"cpu\": \"{}\", \"cores\": {}, \"load_average\": {:.2f}, \"peak_rss_mb\": {:.1f}}}\n",
+                 ctx.comm.size(), mib, row_bytes, reads, ctx.reps, 1e9 * timing.seconds / static_cast<double>(reads),
+                 rows_per_second, rows_per_second * row_bytes / 1e9, timing.checksum, ctx.cpu, ctx.cores, load, rss);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -263,22 +289,29 @@ int main(int argc, char** argv) {
   // A run takes iterations x accumulators / (FMA pipes) cycles at any width: ~2 ms here
   std::int64_t iterations = std::int64_t{1} << 20;
   int reps = 20;
+  int gather_width = 32;  // SpMM's k = 32: a row of X is four cache lines
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--n" && i + 1 < argc) n = std::stoull(argv[++i]);
     else if (arg == "--iterations" && i + 1 < argc) iterations = std::max(1LL, std::stoll(argv[++i]));
     else if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
+    else if (arg == "--gather-width" && i + 1 < argc) gather_width = std::stoi(argv[++i]);
     else if (arg == "--only" && i + 1 < argc) only = argv[++i];
     else {
       fmt::print(arg == "--help" ? stdout : stderr,
-                 "usage: {} [--reps N] [--n DOUBLES_PER_ARRAY] [--iterations FMA_LOOP_TRIPS] [--only fma|stream]\n",
+                 "usage: {} [--reps N] [--n DOUBLES_PER_ARRAY] [--iterations FMA_LOOP_TRIPS] [--gather-width 8|16|32]\n"
+                 "       [--only fma|stream|gather]\n",
                  argv[0]);
       return arg == "--help" ? 0 : 2;
     }
   }
-  if (!only.empty() && only != "fma" && only != "stream") {
-    fmt::print(stderr, "--only takes fma or stream\n");
+  if (gather_width != 8 && gather_width != 16 && gather_width != 32) {
+    fmt::print(stderr, "--gather-width takes 8, 16 or 32 (doubles per row: SpMM's k)\n");
+    return 2;
+  }
+  if (!only.empty() && only != "fma" && only != "stream" && only != "gather") {
+    fmt::print(stderr, "--only takes fma, stream or gather\n");
     return 2;
   }
   tessera::environment env(argc, argv);
@@ -291,5 +324,6 @@ int main(int argc, char** argv) {
     print_stream(ctx, "stream_triad", n, 24.0, tessera::bench::stream_triad_bytes_per_second(ctx.comm, n, reps));
     print_stream(ctx, "stream_copy", n, 16.0, stream_copy_bytes_per_second(ctx.comm, n, reps));
   }
+  if (only.empty() || only == "gather") measure_gathers(ctx, gather_width);
   return 0;
 }

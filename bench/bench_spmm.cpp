@@ -5,6 +5,7 @@
 //                           [--stream-gbs GB/s | --stream-gbs measure] [--streaming-stores auto|off]
 //                           [--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--block B]
 //                           [--vectors row_block|grid_aligned] [--type double|float] [--kernels all|tessera]
+//                           [--gather-roof]
 //
 // With a grid distribution A is redistributed first and X and Y stay row_block (or, with
 // --vectors grid_aligned, are laid out along A's grid): the 2-D product (rows of X fetched per
@@ -15,6 +16,15 @@
 // and bandwidth_gbs = bytes_min / seconds. Given STREAM's triad bandwidth of the same ranks
 // (bench_stream; "measure" runs it here first, whose arrays then count in peak_rss_mb), it adds
 // bandwidth_fraction = bandwidth_gbs / STREAM: 1 is the memory-bandwidth bound.
+//
+// --gather-roof adds, to tessera's lines of doubles at k = 8, 16 and 32 by rows, the time every
+// rank takes to read as many rows of k doubles as it has entries at uniformly random places of an
+// array as large as the X it gathers from (its rows and its halo; bench_common's random_row_gather,
+// measured right after the product): gather_roof_seconds and gather_fraction = that time over the
+// product's. STREAM's roof assumes each row of X is read from memory once; on a matrix whose
+// columns come in no order (R-MAT) the kernel reads a row per entry, and this is that read's cost
+// on this machine, latency and cache sizes included. Above 1: the matrix's order let the caches
+// hold the rows it re-reads (hubs) better than uniform reads would.
 //
 // --type float multiplies in single precision (row_block only; SpDNN's type), --kernels tessera
 // skips Kokkos-Kernels' kernel. A layer of the Graph Challenge's network as a Matrix Market file:
@@ -73,7 +83,7 @@ void run_grid(const tessera::communicator& comm, const tessera::bench::args& arg
 
 template <class Backend, class T>
 void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
-         double stream_gbs, bool streaming, bool only_tessera) {
+         double stream_gbs, bool streaming, bool only_tessera, bool gather_roof) {
   using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   const auto a = tessera::bench::input_matrix<T, P>(comm, args);
   // What one product touches at least: A's CSR arrays, the distinct rows of X A's columns name, Y.
@@ -99,9 +109,16 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
     const double rss = tessera::bench::peak_rss_mb(comm);
     const double bytes_min = a_bytes + (x_row_count + y_row_count) * static_cast<double>(k) * sizeof(T);
     const double gbs = bytes_min / seconds / 1e9;
-    const std::string fraction = stream_gbs > 0 ? fmt::format(", \"stream_gbs\": {:.3f}, \"bandwidth_fraction\": {:.3f}",
-                                                              stream_gbs, gbs / stream_gbs)
-                                                : std::string{};
+    std::string fraction = stream_gbs > 0 ? fmt::format(", \"stream_gbs\": {:.3f}, \"bandwidth_fraction\": {:.3f}",
+                                                        stream_gbs, gbs / stream_gbs)
+                                          : std::string{};
+    if (gather_roof && kernel == tessera::spmm_kernel::tessera && std::is_same_v<T, double>) {
+      const auto x_rows = static_cast<std::size_t>(x.local_rows()) + plan.halo_rows();
+      const auto gather = tessera::bench::random_row_gather(comm, x_rows, static_cast<int>(k), a.local().nnz(), 3);
+      if (gather)
+        fraction += fmt::format(", \"gather_roof_seconds\": {:.6f}, \"gather_fraction\": {:.3f}", gather->seconds,
+                                gather->seconds / seconds);
+    }
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"type\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
                  "\"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
@@ -120,7 +137,7 @@ int main(int argc, char** argv) {
   // --k is this benchmark's own option; the rest follow bench_common's conventions.
   std::vector<long> widths{1, 16, 64};
   std::string stream;  // --stream-gbs: a figure in GB/s, or "measure"
-  bool streaming = true, single = false, only_tessera = false;
+  bool streaming = true, single = false, only_tessera = false, gather_roof = false;
   std::vector<char*> rest{argv[0]};
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--k" && i + 1 < argc) {
@@ -133,6 +150,8 @@ int main(int argc, char** argv) {
       streaming = std::string_view(argv[++i]) != "off";
     } else if (std::string_view(argv[i]) == "--type" && i + 1 < argc) {
       single = std::string_view(argv[++i]) == "float";
+    } else if (std::string_view(argv[i]) == "--gather-roof") {
+      gather_roof = true;
     } else if (std::string_view(argv[i]) == "--kernels" && i + 1 < argc) {
       only_tessera = std::string_view(argv[++i]) == "tessera";
     } else {
@@ -156,8 +175,8 @@ int main(int argc, char** argv) {
   const int known = tessera::bench::with_backend(args.backend, [&]<class Backend>() {
     status = tessera::bench::with_distribution(args, [&]<class Distribution>(const Distribution& d) {
       if constexpr (std::is_same_v<Distribution, tessera::row_block>)
-        single ? run<Backend, float>(env.world(), args, widths, stream_gbs, streaming, only_tessera)
-               : run<Backend, double>(env.world(), args, widths, stream_gbs, streaming, only_tessera);
+        single ? run<Backend, float>(env.world(), args, widths, stream_gbs, streaming, only_tessera, gather_roof)
+               : run<Backend, double>(env.world(), args, widths, stream_gbs, streaming, only_tessera, gather_roof);
       else
         run_grid<Backend>(env.world(), args, widths, d);
     });

@@ -7,6 +7,9 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <chrono>
 #include <cstdlib>
@@ -228,6 +231,80 @@ inline double stream_triad_bytes_per_second(const communicator& comm, std::size_
   }
   if (comm.sum(a[n / 2]) != 7.0 * comm.size()) fmt::print(stderr, "stream: wrong triad result\n");
   return 3.0 * 8.0 * static_cast<double>(n) * comm.size() / best;
+}
+
+/// Four doubles as one GCC/Clang vector: the gather's sums stay in registers.
+using four_doubles = double __attribute__((vector_size(32)));
+
+/// The sum of Vectors consecutive groups of four doubles at `in`, as a tree of independent adds.
+template <int Vectors>
+four_doubles row_sum(const double* in) {
+  if constexpr (Vectors == 1) {
+    four_doubles v;
+    std::memcpy(&v, in, sizeof v);
+    return v;
+  } else {
+    return row_sum<Vectors / 2>(in) + row_sum<Vectors - Vectors / 2>(in + 4 * (Vectors / 2));
+  }
+}
+
+/// A random-row gather: `seconds` (the slowest rank's, best of reps) to read `reads` rows at
+/// uniformly random places, and the sum of what was read (so that the reads are not optimised away).
+struct gather_timing {
+  double seconds = 0, checksum = 0;
+};
+
+/// Every rank at once reads `reads` rows of Width doubles at uniformly random rows (the same
+/// sequence on every rank) of its own array of `rows` rows, allocated as tessera allocates X (huge
+/// pages from 4 MiB on), and sums them, prefetching the rows 16 reads ahead as SpMM's host kernel
+/// does. The ceiling of SpMM's reads of X where the columns of A come in no order (a power-law
+/// matrix): STREAM's bandwidth holds only while the array fits the caches; beyond, each row costs
+/// a miss's latency, overlapped only as far as the core tracks misses.
+template <int Width>
+gather_timing random_row_gather(const communicator& comm, std::size_t rows, std::size_t reads, int reps) {
+  static_assert(Width % 4 == 0, "random_row_gather reads rows of whole groups of four doubles");
+  rows = std::max<std::size_t>(rows, 1);
+  reads = std::max<std::size_t>(reads, 1);
+  const std::size_t elements = rows * Width;
+  const std::unique_ptr<double[]> storage(new double[elements]);  // untouched until advised
+  double* const x = storage.get();
+  advise_huge_pages(x, elements * sizeof(double));
+  for (std::size_t i = 0; i < elements; ++i) x[i] = 1.0 / static_cast<double>(i % 1024 + 1);
+  std::vector<std::uint32_t> index(reads);
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (auto& i : index) {  // xorshift64*: the index stream, not its generator, is what is timed
+    state ^= state >> 12, state ^= state << 25, state ^= state >> 27;
+    i = static_cast<std::uint32_t>((state * 0x2545F4914F6CDD1Dull >> 32) % rows);
+  }
+  constexpr std::size_t ahead = 16;
+  gather_timing out;
+  for (int r = 0; r < std::max(1, reps) + 1; ++r) {  // run 0 is the warm-up
+    // One accumulator and each row summed as a tree: an array of accumulators was kept on the
+    // stack by g++ (a store and a reload per row), which timed store forwarding, not the reads.
+    four_doubles sum{};
+    comm.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t e = 0; e < reads; ++e) {
+      if (e + ahead < reads)
+        for (int t = 0; t < Width; t += 8) __builtin_prefetch(x + index[e + ahead] * std::size_t{Width} + t);
+      sum += row_sum<Width / 4>(x + index[e] * std::size_t{Width});
+    }
+    const double seconds = comm.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (r > 0 && (out.seconds == 0 || seconds < out.seconds)) out.seconds = seconds;
+    out.checksum = comm.sum(sum[0] + sum[1] + sum[2] + sum[3]);
+  }
+  return out;
+}
+
+/// random_row_gather for rows of `width` doubles: 8, 16 or 32 (SpMM's k); nullopt for others.
+inline std::optional<gather_timing> random_row_gather(const communicator& comm, std::size_t rows, int width,
+                                                      std::size_t reads, int reps) {
+  switch (width) {
+    case 8: return random_row_gather<8>(comm, rows, reads, reps);
+    case 16: return random_row_gather<16>(comm, rows, reads, reps);
+    case 32: return random_row_gather<32>(comm, rows, reads, reps);
+    default: return std::nullopt;
+  }
 }
 
 /// Peak resident memory of the largest rank, in MiB (collective).
