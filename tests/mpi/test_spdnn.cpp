@@ -417,6 +417,55 @@ TEST_CASE("fused mode: identical columns computed once, any other network exactl
       error_kind::invalid_argument, "the fused mode runs data-parallel only");
 }
 
+TEST_CASE("fused mode's output classes: the hash runs are checked exactly, and a collision falls back to the columns") {
+  // 10 outputs over 6 input rows: 0, 3 and 7 identical; 1 and 8 identical but for one -0.0 against
+  // 0.0 (one value, as the reference sums them); 2 with 0's rows and other values; 4 with 0's values
+  // on other rows; 5 a subset of 0; 6 and 9 empty (one class).
+  spdnn::host_layer w;
+  const std::vector<std::vector<std::pair<std::int64_t, double>>> rows{
+      {{0, 0.5}, {1, -0.0}, {2, 0.25}, {3, 0.5}, {7, 0.5}, {8, 0.0}},
+      {{0, 1.5}, {2, 2.0}, {3, 1.5}, {4, 0.5}, {5, 1.5}, {7, 1.5}},
+      {{1, 3.0}, {4, 1.5}, {8, 3.0}},
+      {},
+      {{0, -1.0}, {2, -1.0}, {3, -1.0}, {7, -1.0}},
+      {{1, 2.0}, {4, -1.0}, {8, 2.0}}};
+  w.row_ptr.push_back(0);
+  for (const auto& row : rows) {
+    for (const auto& [k, v] : row) {
+      w.columns.push_back(k);
+      w.values.push_back(v);
+    }
+    w.row_ptr.push_back(static_cast<tessera::offset_type>(w.columns.size()));
+  }
+  constexpr int outputs = 10;
+  const std::vector<std::int32_t> expected{0, 1, 2, 0, 3, 4, 5, 0, 1, 5};  // numbered by first member
+  std::int32_t classes = 0;
+  CHECK(spdnn::output_classes(w, outputs, classes) == expected);
+  CHECK(classes == 6);
+
+  const auto digests = spdnn::digest_columns(w, outputs);
+  classes = 0;
+  const auto by_hash = spdnn::classes_by_hash(w, digests, classes);
+  REQUIRE(by_hash.has_value());
+  CHECK(*by_hash == expected);
+  classes = 0;
+  CHECK(spdnn::output_classes_by_columns(w, outputs, digests, classes) == expected);
+  CHECK(classes == 6);
+
+  // Every column given one hash (a collision of all of them): the exact check refuses the runs and
+  // the column-by-column comparison still finds the same classes.
+  auto collided = digests;
+  std::fill(collided.hash.begin(), collided.hash.end(), std::uint64_t{42});
+  CHECK_FALSE(spdnn::classes_by_hash(w, collided, classes).has_value());
+  classes = 0;
+  CHECK(spdnn::output_classes_by_columns(w, outputs, collided, classes) == expected);
+  CHECK(classes == 6);
+  // Equal entry counts but other rows (4 against 0 at the same hash): refused as well.
+  auto pair = digests;
+  pair.hash[4] = pair.hash[0];
+  CHECK_FALSE(spdnn::classes_by_hash(w, pair, classes).has_value());
+}
+
 TEST_CASE("malformed TSV files are rejected with the file and line, on every rank") {
   const auto& world = test::world();
   const spdnn::tsv_layout weights{3, 8, 8, "row", "column"};
