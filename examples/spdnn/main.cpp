@@ -242,7 +242,7 @@ int run(const options& o, const tessera::communicator& world) {
   // The layers' plans, made before inference starts and timed apart (spdnn::prepare).
   world.barrier();
   const auto prepare_start = clock::now();
-  if (o.prepare) spdnn::prepare<value_type, P>(problem, settings);
+  if (o.prepare) spdnn::prepare<value_type, P>(world, problem, settings);
   const double prepare_seconds = world.max(std::chrono::duration<double>(clock::now() - prepare_start).count());
   world.stats().reset();
   self.stats().reset();

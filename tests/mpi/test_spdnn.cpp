@@ -341,6 +341,33 @@ TEST_CASE("fused mode: identical columns computed once, any other network exactl
     constexpr int meeting_layers = layers / 6;
     CHECK(fused.compression() == doctest::Approx(32.0 * layers / (2.0 * (layers - meeting_layers) + meeting_layers)));
     CHECK(fused.widest == neurons / 16);
+
+    // The layout work shared over the ranks (each lays out every P-th layer and broadcasts it): the
+    // same arrays as one rank's own.
+    const auto shared = spdnn::fuse_layers(world, network, neurons);
+    const auto same = [](const auto& a, const auto& b) {
+      const auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a);
+      const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b);
+      return ha.extent(0) == hb.extent(0) && std::equal(ha.data(), ha.data() + ha.extent(0), hb.data());
+    };
+    CHECK(shared.layers == fused.layers);
+    CHECK(shared.widest == fused.widest);
+    CHECK(shared.weights == fused.weights);
+    CHECK(same(shared.row_ptr, fused.row_ptr));
+    CHECK(same(shared.class_of, fused.class_of));
+    CHECK(same(shared.class_value, fused.class_value));
+    CHECK(same(shared.class_at, fused.class_at));
+    CHECK(same(shared.iso_value, fused.iso_value));
+    CHECK(same(shared.layer_value, fused.layer_value));
+    CHECK(same(shared.class_ptr, fused.class_ptr));
+    CHECK(same(shared.class_member, fused.class_member));
+
+    // Ranks holding different layers cannot share the work: refused on every rank.
+    if (world.size() > 1) {
+      auto fewer = spdnn::generated_layers<float, P>(self, spdnn::radixnet(neurons, seed), world.rank() == 0 ? 2 : 3, true);
+      test::require_rejected([&] { (void)spdnn::fuse_layers(world, fewer, neurons); }, error_kind::invalid_argument,
+                             "must hold the same layers");
+    }
   }
 
   // A network without that structure: random rows (some empty, so some columns too), values of both
@@ -403,7 +430,7 @@ TEST_CASE("fused mode: identical columns computed once, any other network exactl
   settings.bias = small_bias;
   settings.product = spdnn::mode::fused;
   CHECK(spdnn::infer<float, P>(world, problem, settings).categories == expected);  // made inside infer
-  spdnn::prepare(problem, settings);
+  spdnn::prepare(world, problem, settings);
   REQUIRE(problem.fused != nullptr);
   CHECK(spdnn::infer<float, P>(world, problem, settings).categories == expected);  // prepared
 

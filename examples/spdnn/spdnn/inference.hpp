@@ -362,12 +362,13 @@ std::int64_t batch_width(const problem<T, Policy>& p, const inference_settings& 
 /// challenge times inference only); tessera-spdnn reports its seconds apart. On a GPU, a plan
 /// made inside the layer loop cost more than the layer's product (an H100 spent 1 ms per layer on
 /// it). spgemm mode has nothing to prepare: its plans depend on Y as well. Fused mode lays the
-/// layers out for its kernel (fuse_layers), kept in p.fused.
+/// layers out for its kernel (fuse_layers), kept in p.fused, the layers shared out over world's
+/// ranks (collective over world, as infer is).
 template <class T, class Policy>
-void prepare(problem<T, Policy>& p, const inference_settings& s) {
+void prepare(const tessera::communicator& world, problem<T, Policy>& p, const inference_settings& s) {
   if (s.product == mode::fused) {
     p.fused = std::make_shared<const fused_network<T, typename Policy::memory_space>>(
-        fuse_layers(p.layers, static_cast<int>(p.features.front().num_cols())));
+        fuse_layers(world, p.layers, static_cast<int>(p.features.front().num_cols())));
     return;
   }
   if (s.product != mode::spmm || p.layers.empty()) return;
@@ -391,7 +392,7 @@ inference_result infer(const tessera::communicator& world, const problem<T, Poli
     const auto& y0 = p.features.front();
     const auto made = p.fused ? nullptr
                                 : std::make_shared<const fused_network<T, typename Policy::memory_space>>(
-                                      fuse_layers(p.layers, static_cast<int>(y0.num_cols())));
+                                      fuse_layers(world, p.layers, static_cast<int>(y0.num_cols())));
     const auto& net = p.fused ? *p.fused : *made;
     const auto alive = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, run_fused<T, Policy>(net, y0.local(), y0.col_map(), act));
     for (std::size_t r = 0; r < alive.extent(0); ++r)
