@@ -28,6 +28,22 @@ struct bias_relu_clamp {
   }
 };
 
+/// The spaces a policy runs on and nothing else. The example's kernels (here and run_fused) are
+/// instantiated with spaces_of<Policy>, not with the policy, so the three backends' policies share
+/// one copy of each: a unit that runs a mode under every backend compiled each kernel three times
+/// (under nvcc, three device kernels to generate and launch).
+template <class Exec, class Mem>
+struct spaces {
+  using execution_space = Exec;
+  using memory_space = Mem;
+};
+template <class Policy>
+using spaces_of = spaces<typename Policy::execution_space, typename Policy::memory_space>;
+
+/// A dense block in the memory of a policy (or of spaces_of one): dist_dense's local View.
+template <class T, class Spaces>
+using dense_block = Kokkos::View<T**, Kokkos::LayoutRight, typename Spaces::memory_space>;
+
 namespace detail {
 
 /// Rows per block of activate_dense's first pass.
@@ -46,7 +62,7 @@ Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space> activat
 /// activate_dense's first pass on a device: one work item per (block of rows, column), so that
 /// neighbouring threads walk neighbouring columns of the same rows (coalesced loads and stores).
 template <class T, class Policy>
-void activate_blocks_by_column(const typename tessera::dist_dense<T, Policy>::view_type& z,
+void activate_blocks_by_column(const dense_block<T, Policy>& z,
                                const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept,
                                bias_relu_clamp<T> act) {
   using exec = typename Policy::execution_space;
@@ -70,7 +86,7 @@ void activate_blocks_by_column(const typename tessera::dist_dense<T, Policy>::vi
 /// contiguously (row-major Z: the whole of Z once, in order). Work items per column line walked
 /// every row with a row-length stride and gained nothing from a rank's second thread.
 template <class T, class Policy>
-void activate_blocks_by_row(const typename tessera::dist_dense<T, Policy>::view_type& z,
+void activate_blocks_by_row(const dense_block<T, Policy>& z,
                             const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept,
                             bias_relu_clamp<T> act) {
   using exec = typename Policy::execution_space;
@@ -97,7 +113,7 @@ void activate_blocks_by_row(const typename tessera::dist_dense<T, Policy>::view_
 /// activation_marks (made once per batch width, not per layer): each block of rows marks the
 /// columns it kept in its own row of `kept` (no races), then a column lives if any block kept it.
 template <class T, class Policy>
-void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z, Kokkos::View<char*, typename Policy::memory_space> flags,
+void activate_dense(const dense_block<T, Policy>& z, Kokkos::View<char*, typename Policy::memory_space> flags,
                     const Kokkos::View<char**, Kokkos::LayoutRight, typename Policy::memory_space>& kept, bias_relu_clamp<T> act) {
   using exec = typename Policy::execution_space;
   if constexpr (tessera::kernels::prefers_balanced_spmm<exec>)
@@ -115,8 +131,8 @@ void activate_dense(const typename tessera::dist_dense<T, Policy>::view_type& z,
 }
 
 template <class T, class Policy>
-void compact_columns_by_element(const typename tessera::dist_dense<T, Policy>::view_type& from,
-                                const typename tessera::dist_dense<T, Policy>::view_type& to,
+void compact_columns_by_element(const dense_block<T, Policy>& from,
+                                const dense_block<T, Policy>& to,
                                 const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
   const std::size_t kept = keep.extent(0), width = to.extent(1);
   Kokkos::parallel_for(
@@ -128,8 +144,8 @@ void compact_columns_by_element(const typename tessera::dist_dense<T, Policy>::v
 }
 
 template <class T, class Policy>
-void compact_columns_by_row(const typename tessera::dist_dense<T, Policy>::view_type& from,
-                            const typename tessera::dist_dense<T, Policy>::view_type& to,
+void compact_columns_by_row(const dense_block<T, Policy>& from,
+                            const dense_block<T, Policy>& to,
                             const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
   const std::size_t kept = keep.extent(0), width = to.extent(1);
   Kokkos::parallel_for(
@@ -144,8 +160,8 @@ void compact_columns_by_row(const typename tessera::dist_dense<T, Policy>::view_
 /// from batch to batch): on a device a thread per element (neighbours
 /// write neighbouring columns), on host cores a work item per row.
 template <class T, class Policy>
-void compact_columns(const typename tessera::dist_dense<T, Policy>::view_type& from,
-                     const typename tessera::dist_dense<T, Policy>::view_type& to,
+void compact_columns(const dense_block<T, Policy>& from,
+                     const dense_block<T, Policy>& to,
                      const Kokkos::View<std::int64_t*, typename Policy::memory_space>& keep) {
   if constexpr (tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>)
     compact_columns_by_element<T, Policy>(from, to, keep);
@@ -157,9 +173,9 @@ void compact_columns(const typename tessera::dist_dense<T, Policy>::view_type& f
 /// to(:, at + i) = from(:, columns(i)): a batch's survivors appended to the pool (a work item
 /// per element: a handful of columns, every row).
 template <class T, class Policy>
-void append_columns(const typename tessera::dist_dense<T, Policy>::view_type& from,
+void append_columns(const dense_block<T, Policy>& from,
                     const Kokkos::View<std::int64_t*, typename Policy::memory_space>& columns,
-                    const typename tessera::dist_dense<T, Policy>::view_type& to, const std::int64_t at) {
+                    const dense_block<T, Policy>& to, const std::int64_t at) {
   const std::size_t count = columns.extent(0);
   const auto first = static_cast<std::size_t>(at);
   Kokkos::parallel_for(

@@ -302,6 +302,22 @@ csr_block<T, Mem> rows_by_stable_sort(const Exec& space, std::size_t rows, std::
   return {static_cast<local_index>(rows), static_cast<local_index>(columns), ptr, cols, values};
 }
 
+/// How many of the entries with local columns `col` stay on this rank: those whose global column
+/// (through col_map) is one of its rows of A^T, [lo, hi). (Apart from transpose_by_routing_on_device
+/// so that its kernel is compiled per space, not per policy.)
+template <class Exec, class Mem>
+offset_type count_staying(const Exec& space, const Kokkos::View<const local_index*, Mem>& col,
+                          const Kokkos::View<const global_index*, Mem>& col_map, const global_index lo, const global_index hi) {
+  offset_type staying = 0;
+  Kokkos::parallel_reduce("tessera::transpose_count_staying", Kokkos::RangePolicy<Exec>(space, 0, col.extent(0)),
+                          KOKKOS_LAMBDA(const std::size_t e, offset_type& acc) {
+                            const global_index j = col_map(col(e));
+                            acc += (j >= lo && j < hi) ? 1 : 0;
+                          },
+                          staying);
+  return staying;
+}
+
 /// transpose_by_routing with every phase on A's execution space (see the file's comment). Both
 /// A's and A^T's rows are contiguous ranges, so a row's owner and local index are arithmetic
 /// that kernels can do.
@@ -313,7 +329,6 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
   using mem = typename Policy::memory_space;
   using storage = typename Policy::storage_type;
   using matrix = dist_matrix<T, Policy>;
-  using range = Kokkos::RangePolicy<exec>;
   const auto& comm = a.comm();
   const int me = comm.rank();
   const exec space{};
@@ -331,16 +346,7 @@ dist_matrix<T, Policy> transpose_by_routing_on_device(const dist_matrix<T, Polic
   const auto in = entries_on_device(a, entry_rows);
   const Kokkos::View<const global_index*, mem> col_map = a.col_map();
   const auto n = static_cast<offset_type>(in.value.extent(0));
-  offset_type staying_count = 0;
-  {
-    const auto col = in.col;
-    Kokkos::parallel_reduce("tessera::transpose_count_staying", range(space, 0, n),
-                            KOKKOS_LAMBDA(const offset_type e, offset_type& acc) {
-                              const global_index j = col_map(col(e));
-                              acc += (j >= lo && j < hi) ? 1 : 0;
-                            },
-                            staying_count);
-  }
+  const offset_type staying_count = count_staying<exec, mem>(space, in.col, col_map, lo, hi);
   transposed_entries<T, mem> staying;
   const auto a_rows = static_cast<std::size_t>(a.local().num_rows());
   const scratch<int, mem> used_scratch(a_rows);

@@ -15,6 +15,7 @@
 #include "../../kernels/sorted_search.hpp"
 #include "../../matrix/to_view.hpp"
 #include "../../matrix/dist_matrix.hpp"
+#include "../../storage/csr.hpp"
 #include "fetch.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -50,28 +51,29 @@ Kokkos::View<local_index*, Mem> positions_in(const Exec& exec, const Kokkos::Vie
   return out;
 }
 
-/// B^ on B's execution space (see the file's comment).
-template <matrix_value T, matrix_policy Policy>
-compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(const dist_matrix<T, Policy>& a,
-                                                                               const dist_matrix<T, Policy>& b,
-                                                                               const referenced_rows<T>& fetched) {
-  using exec = typename Policy::execution_space;
-  using mem = typename Policy::memory_space;
+/// B^ on execution space Exec from B's local arrays (see the file's comment). Templated on the
+/// space and the value type only, not on the policy: a program that multiplies under several
+/// backends or distributions compiles these kernels once (under nvcc, each policy's copy was
+/// another eighteen device kernels to generate and launch).
+template <class Exec, class T, class Mem>
+compressed_operand<T, Mem> compress_referenced_rows(const Exec& space, const Kokkos::View<const global_index*, Mem>& a_map,
+                                                    const csr_block<T, Mem>& b_local,
+                                                    const Kokkos::View<const global_index*, Mem>& b_map,
+                                                    const referenced_rows<T>& fetched) {
+  using exec = Exec;
+  using mem = Mem;
   using range = Kokkos::RangePolicy<exec>;
   using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  const exec space{};
-  const auto b_ptr = b.local().row_ptr;
-  const auto b_col = b.local().col_idx;
-  const auto b_val = b.local().values;
-  const Kokkos::View<const global_index*, mem> b_map = b.col_map();
-  const std::size_t rows = a.col_map().extent(0);
+  const auto b_ptr = b_local.row_ptr;
+  const auto b_col = b_local.col_idx;
+  const auto b_val = b_local.values;
+  const std::size_t rows = a_map.extent(0);
   // Every column of A a local row of B (local_row_base): the sources from A's column map, here.
   Kokkos::View<local_index*, mem> source;
   std::optional<scratch<local_index, mem>> local_sources;
   if (fetched.local_row_base) {
     local_sources.emplace(rows);
     source = local_sources->view();
-    const Kokkos::View<const global_index*, mem> a_map = a.col_map();
     const global_index base = *fetched.local_row_base;
     Kokkos::parallel_for("tessera::spgemm::local_sources", range(space, 0, rows),
                          KOKKOS_LAMBDA(const std::size_t c) { source(c) = static_cast<local_index>(a_map(c) - base); });
@@ -103,7 +105,7 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
   }
   const bool identity = fetched.cols.empty();
   // A's columns name B's own rows, in order (one rank; or a block-diagonal A): B^'s rows are B's.
-  bool same_rows = identity && rows == static_cast<std::size_t>(b.local().num_rows());
+  bool same_rows = identity && rows == static_cast<std::size_t>(b_local.num_rows());
   // With local_row_base the sources are distinct, ascending and within B's rows: as many as B has
   // rows is every row, in order.
   if (same_rows && !fetched.local_row_base) {
@@ -192,6 +194,16 @@ compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(c
   });
   space.fence();
   return out;
+}
+
+/// B^ on B's execution space (see the file's comment).
+template <matrix_value T, matrix_policy Policy>
+compressed_operand<T, typename Policy::memory_space> referenced_rows_on_device(const dist_matrix<T, Policy>& a,
+                                                                               const dist_matrix<T, Policy>& b,
+                                                                               const referenced_rows<T>& fetched) {
+  using mem = typename Policy::memory_space;
+  return compress_referenced_rows(typename Policy::execution_space{}, Kokkos::View<const global_index*, mem>(a.col_map()),
+                                  b.local(), Kokkos::View<const global_index*, mem>(b.col_map()), fetched);
 }
 
 }  // namespace tessera::detail

@@ -1,0 +1,6 @@
+// The spgemm mode's steps for every backend (modes.hpp, run.hpp).
+#include "modes.hpp"
+
+SPDNN_SPARSE_MODE(, tessera::mpi_rma);
+SPDNN_SPARSE_MODE(, tessera::aggregator);
+SPDNN_SPARSE_MODE(, tessera::progress_rank);
