@@ -2,7 +2,8 @@
 // Run with --help for the options; docs/spdnn.md explains the variants. This unit holds the
 // options, the serial reference and the choice of backend; run.hpp says where the rest is.
 #include "run.hpp"
-#include "spdnn/inference.hpp"
+#include "spdnn/problem.hpp"
+#include "spdnn/read_layers.hpp"
 #include "spdnn/network.hpp"
 #include "spdnn/reference.hpp"
 #include "spdnn/tsv.hpp"
@@ -10,8 +11,10 @@
 #include <tessera/comm/aggregator.hpp>  // the three backends: --backend picks one at run time
 #include <tessera/comm/mpi_rma.hpp>
 #include <tessera/comm/progress_rank.hpp>
+#include <tessera/distribution/row_block.hpp>
 #include <tessera/environment.hpp>
 #include <tessera/matrix/host_csr.hpp>
+#include <tessera/storage/csr.hpp>
 
 #include <fmt/format.h>
 

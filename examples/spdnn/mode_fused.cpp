@@ -1,5 +1,6 @@
 // The fused mode's steps for every backend (modes.hpp, run.hpp).
 #include "modes.hpp"
+#include "spdnn/fused_inference.hpp"
 
 SPDNN_FUSED_MODE(, tessera::mpi_rma);
 SPDNN_FUSED_MODE(, tessera::aggregator);

@@ -4,7 +4,7 @@
 // mode_<mode>.cpp compiles one mode's steps for every backend. A program with one policy and one
 // mode needs none of this; the split only keeps each of the example's units small under nvcc.
 #include "run.hpp"
-#include "spdnn/inference.hpp"
+#include "spdnn/problem.hpp"
 
 #include <tessera/comm/aggregator.hpp>
 #include <tessera/comm/mpi_rma.hpp>

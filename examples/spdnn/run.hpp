@@ -4,7 +4,7 @@
 // mode_<mode>.cpp (one mode's inference, for every backend). Under nvcc the example was one unit
 // of 250 s; no unit now compiles more than one backend's run or one mode's kernels
 // (docs/getting-started.md#compile-time).
-#include "spdnn/inference.hpp"
+#include "spdnn/problem.hpp"
 
 #include <tessera/comm/communicator.hpp>
 

@@ -5,7 +5,8 @@
 #include "modes.hpp"
 #include "run.hpp"
 #include "spdnn/challenge_files.hpp"
-#include "spdnn/inference.hpp"
+#include "spdnn/make_problem.hpp"
+#include "spdnn/problem.hpp"
 #include "spdnn/network.hpp"
 #include "spdnn/tsv.hpp"
 

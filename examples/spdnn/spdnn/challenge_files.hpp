@@ -3,7 +3,7 @@
 // file-reading path can be exercised (and other codes fed) without the
 // challenge's downloads.
 
-#include "inference.hpp"
+#include "make_problem.hpp"
 #include "network.hpp"
 
 #include <fmt/format.h>
