@@ -35,6 +35,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -74,7 +75,13 @@ int main(int argc, char** argv) {
   else if (!stream.empty())
     s.stream_gbs = std::stod(stream);
   int status = 0;
-  const int known = tessera::bench::with_backend(
-      args.backend, [&]<class Backend>() { status = bench_spmm::run_under<Backend>(env.world(), args, s); });
+  const int known = tessera::bench::with_backend(args.backend, [&]<class Backend>() {
+    status = tessera::bench::with_distribution(args, [&]<class Distribution>(const Distribution& d) {
+      if constexpr (std::is_same_v<Distribution, tessera::row_block>)
+        s.single ? bench_spmm::run_rows<Backend, float>(env.world(), args, s) : bench_spmm::run_rows<Backend, double>(env.world(), args, s);
+      else
+        bench_spmm::run_grid<Backend>(env.world(), args, s, d);
+    });
+  });
   return known != 0 ? known : status;
 }

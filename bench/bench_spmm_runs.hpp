@@ -1,6 +1,9 @@
 #pragma once
-// bench_spmm's products under one backend, each backend's compiled in a unit of its own
-// (bench_spmm_<backend>.cpp): under nvcc the benchmark as one unit took 381 s to compile.
+// bench_spmm's products, declared here and compiled in three units of their own, each for every
+// backend: products by rows in double (bench_spmm_rows_double.cpp) and in float
+// (bench_spmm_rows_float.cpp), and on grids (bench_spmm_grid.cpp). Under nvcc the benchmark as
+// one unit took 381 s to compile; what it compiles depends on the value type and the
+// distribution, hardly on the backend (one backend's unit took 179 of the 209 s of g++).
 #include "support/bench_common.hpp"
 
 #include <string>
@@ -15,8 +18,14 @@ struct settings {
   bool streaming = true, single = false, only_tessera = false, gather_roof = false;
 };
 
-/// Every product --distribution, --type and --kernels ask for, under Backend; the exit status.
-template <class Backend>
-int run_under(const tessera::communicator& comm, const tessera::bench::args& args, const settings& s);
+/// The products of an A by rows (row_block) at every width, with tessera's kernel and (unless
+/// only_tessera) Kokkos-Kernels', in value type T: one JSON line each.
+template <class Backend, class T>
+void run_rows(const tessera::communicator& comm, const tessera::bench::args& args, const settings& s);
+
+/// The 2-D products of an A on a grid distribution, X and Y by rows or along A's grid (--vectors).
+template <class Backend, class Distribution>
+void run_grid(const tessera::communicator& comm, const tessera::bench::args& args, const settings& s,
+              const Distribution& distribution);
 
 }  // namespace bench_spmm

@@ -1,7 +1,7 @@
 #pragma once
-// bench_spmm::run_under<Backend>, included by bench_spmm_<backend>.cpp only.
+// bench_spmm's products (bench_spmm_runs.hpp), included by the units that instantiate them:
+// bench_spmm_rows_double.cpp, bench_spmm_rows_float.cpp and bench_spmm_grid.cpp.
 #include "bench_spmm_runs.hpp"
-
 
 #include <cstdio>
 #include <limits>
@@ -9,12 +9,12 @@
 
 namespace bench_spmm {
 
-
 /// The 2-D product of an A on a grid distribution with X and Y by rows (--vectors row_block) or
 /// laid out along A's grid (--vectors grid_aligned).
 template <class Backend, class Distribution>
-void run_grid(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
+void run_grid(const tessera::communicator& comm, const tessera::bench::args& args, const settings& s,
               const Distribution& distribution) {
+  const auto& widths = s.widths;
   using Rows = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   using Aligned = tessera::policy<tessera::row_partition, tessera::csr, Backend>;
   using P = tessera::policy<Distribution, tessera::csr, Backend>;
@@ -55,8 +55,10 @@ void run_grid(const tessera::communicator& comm, const tessera::bench::args& arg
 }
 
 template <class Backend, class T>
-void run(const tessera::communicator& comm, const tessera::bench::args& args, const std::vector<long>& widths,
-         double stream_gbs, bool streaming, bool only_tessera, bool gather_roof) {
+void run_rows(const tessera::communicator& comm, const tessera::bench::args& args, const settings& s) {
+  const auto& widths = s.widths;
+  const double stream_gbs = s.stream_gbs;
+  const bool streaming = s.streaming, only_tessera = s.only_tessera, gather_roof = s.gather_roof;
   using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   const auto a = tessera::bench::input_matrix<T, P>(comm, args);
   // What one product touches at least: A's CSR arrays, the distinct rows of X A's columns name, Y.
@@ -102,17 +104,6 @@ void run(const tessera::communicator& comm, const tessera::bench::args& args, co
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);
   }
-}
-
-template <class Backend>
-int run_under(const tessera::communicator& comm, const tessera::bench::args& args, const settings& s) {
-  return tessera::bench::with_distribution(args, [&]<class Distribution>(const Distribution& d) {
-    if constexpr (std::is_same_v<Distribution, tessera::row_block>)
-      s.single ? run<Backend, float>(comm, args, s.widths, s.stream_gbs, s.streaming, s.only_tessera, s.gather_roof)
-               : run<Backend, double>(comm, args, s.widths, s.stream_gbs, s.streaming, s.only_tessera, s.gather_roof);
-    else
-      run_grid<Backend>(comm, args, s.widths, d);
-  });
 }
 
 }  // namespace bench_spmm
