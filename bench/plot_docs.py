@@ -39,7 +39,7 @@ FIGURES = ROOT / "docs" / "figures"
 SOURCES = {
     "peers": "peers-final-2026-11-22.jsonl",  # docs/operations.md, Against PETSc, Tpetra and CombBLAS
     "bsgemm": "bsgemm-inplace-2026-11-22.jsonl",  # docs/block_sparse.md, Measured
-    "spdnn": "spdnn-2026-11-22.jsonl",  # docs/spdnn.md, Measured
+    "spdnn": "spdnn-2026-11-29.jsonl",  # docs/spdnn.md, Measured
     "spmm_paired": "spmm-paired-2026-11-27.jsonl",  # docs/operations.md, Against the hardware and GraphBLAS
     "spgemm_graphblas": "spgemm-graphblas-paired-2026-11-27.jsonl",  # docs/operations.md, same section
 }
@@ -303,7 +303,8 @@ def plot_spdnn(peak: Peak | None, written: list[str]) -> None:
     sizes = sorted({d["neurons"] for d in lines})
     backends = [b for b in ("rma", "aggregator", "progress") if any(d.get("backend") == b for d in lines)]
     shades = {"rma": COLOURS["tessera"], "aggregator": "#6baed6", "progress": "#08306b"}
-    variants = [(m, p) for m in ("spmm", "spgemm") for p in ("data", "model")]
+    variants = [("fused", "data")] + [(m, p) for m in ("spmm", "spgemm") for p in ("data", "model")]
+    variants = [v for v in variants if any(d.get("mode") == v[0] and d.get("parallel") == v[1] for d in lines)]
     fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.4), constrained_layout=True, squeeze=False)
     for ax, n in zip(axes[0], sizes):
         here = [b for b in backends if any(d.get("backend") == b and d["neurons"] == n for d in lines)]
@@ -328,8 +329,11 @@ def plot_spdnn(peak: Peak | None, written: list[str]) -> None:
         inputs = next((d["inputs"] for d in lines if d["neurons"] == n), "?")
         ax.set_title(f"N = {n} neurons, L = {layers} layers, {inputs} inputs")
         ax.legend(loc="upper right", fontsize=7.5)
-    machine = peak.machine() if peak else "the 2-core development machine"
-    fig.suptitle(f"Sparse DNN inference (Graph Challenge) on {machine}: inference only, higher is better\n({source})")
+    # The lines' own machine and date where they carry them (the peak file may be another day's machine).
+    machine = next((d["machine"] for d in lines if "machine" in d), None) or (peak.machine() if peak else "the 2-core development machine")
+    date = next((d["date"] for d in lines if "date" in d), None)
+    fig.suptitle(f"Sparse DNN inference (Graph Challenge) on {machine}{', ' + date if date else ''}: inference only, "
+                 f"higher is better\n({source})")
     save(fig, "spdnn.svg", written)
 
 
