@@ -5,9 +5,9 @@
 // counters, and the tracing backend's log says which operations moved it.
 //
 //   mpirun -n 4 tessera-custom-policies --scale 10
-//
-// compare.hpp holds the comparison itself and says which unit compiles which policy.
-#include "compare.hpp"
+#include "row_cyclic.hpp"
+#include "sliced_ell.hpp"
+#include "tracing_backend.hpp"
 
 #include <tessera/tessera.hpp>
 
@@ -16,6 +16,41 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace {
+
+using block_csr = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
+
+struct outcome {
+  bool equal = true;
+  tessera::traffic_summary spmm, spgemm, transpose;
+};
+
+// A * X, A * A and A^T under policy P, each compared with the row_block x csr result.
+template <class P>
+outcome run(const tessera::communicator& comm, int scale, const tessera::dist_matrix<double, block_csr>& a_ref,
+            const std::vector<double>& y_ref, const tessera::dist_matrix<double, block_csr>& c_ref,
+            const tessera::dist_matrix<double, block_csr>& t_ref) {
+  // [use]
+  const auto a = tessera::generate::rmat<double, P>(comm, scale);
+  tessera::dist_dense<double, P> x(comm, a.num_cols(), 4);
+  x.fill([](tessera::global_index i, tessera::global_index j) { return static_cast<double>((i + 3 * j) % 7); });
+  comm.stats().reset();
+  const auto y = tessera::spmm(a, x);
+  const auto c = tessera::spgemm(a, a);
+  const auto t = tessera::transpose(a);
+  // [use]
+  outcome out;
+  out.spmm = tessera::reduce_traffic(comm, "spmm");
+  out.spgemm = tessera::reduce_traffic(comm, "spgemm");
+  out.transpose = tessera::reduce_traffic(comm, "transpose");
+  const auto y_all = y.gather_to_root();
+  const int y_differs = comm.max(comm.rank() == 0 && *y_all != y_ref ? 1 : 0);
+  out.equal = y_differs == 0 && tessera::compare(a, a_ref) && tessera::compare(c, c_ref) && tessera::compare(t, t_ref);
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   tessera::environment env(argc, argv);
@@ -30,22 +65,22 @@ int main(int argc, char** argv) {
   }
 
   // The reference: row_block x csr (Y row-major on rank 0).
-  const auto a_ref = tessera::generate::rmat<double, demo::block_csr>(comm, scale);
-  tessera::dist_dense<double, demo::block_csr> x_ref(comm, a_ref.num_cols(), 4);
+  const auto a_ref = tessera::generate::rmat<double, block_csr>(comm, scale);
+  tessera::dist_dense<double, block_csr> x_ref(comm, a_ref.num_cols(), 4);
   x_ref.fill([](tessera::global_index i, tessera::global_index j) { return static_cast<double>((i + 3 * j) % 7); });
   std::vector<double> y_ref;
   if (auto y = tessera::spmm(a_ref, x_ref).gather_to_root()) y_ref = std::move(*y);
   const auto c_ref = tessera::spgemm(a_ref, a_ref);
   const auto t_ref = tessera::transpose(a_ref);
 
-  using namespace demo;
+  using cyclic = custom::row_cyclic;
   const outcome results[] = {
       run<block_csr>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<cyclic_csr>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<cyclic_csc>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<cyclic_coo>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<cyclic_ell>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<cyclic_ell_traced>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<tessera::policy<cyclic, tessera::csr, tessera::mpi_rma>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<tessera::policy<cyclic, tessera::csc, tessera::mpi_rma>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<tessera::policy<cyclic, tessera::coo, tessera::aggregator>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<tessera::policy<cyclic, custom::sliced_ell, tessera::mpi_rma>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<tessera::policy<cyclic, custom::sliced_ell, custom::tracing<>>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
   };
   const char* names[] = {"row_block x csr x mpi_rma",         "row_cyclic x csr x mpi_rma",
                          "row_cyclic x csc x mpi_rma",        "row_cyclic x coo x aggregator",
