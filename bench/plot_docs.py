@@ -323,7 +323,7 @@ def plot_spdnn(peak: Peak | None, written: list[str]) -> None:
                    label=f"{name}, {d.get('threads', '?')} threads")
         ax.set_xticks(range(len(variants) + (1 if peers else 0)))
         peer_labels = [f"{PEER_NAMES.get(d['peer'], d['peer'])}\n{d.get('threads', '?')} threads" for d in peers[:1]]
-        ax.set_xticklabels([f"{m}\n{p}-parallel" for m, p in variants] + peer_labels)
+        ax.set_xticklabels([f"{m}\n{p}-parallel" for m, p in variants] + peer_labels, fontsize=7.5)
         ax.set_ylabel("10⁹ edges per second (challenge formula)")
         layers = next((d["layers"] for d in lines if d["neurons"] == n), "?")
         inputs = next((d["inputs"] for d in lines if d["neurons"] == n), "?")
@@ -332,8 +332,8 @@ def plot_spdnn(peak: Peak | None, written: list[str]) -> None:
     # The lines' own machine and date where they carry them (the peak file may be another day's machine).
     machine = next((d["machine"] for d in lines if "machine" in d), None) or (peak.machine() if peak else "the 2-core development machine")
     date = next((d["date"] for d in lines if "date" in d), None)
-    fig.suptitle(f"Sparse DNN inference (Graph Challenge) on {machine}{', ' + date if date else ''}: inference only, "
-                 f"higher is better\n({source})")
+    fig.suptitle(f"Sparse DNN inference (Graph Challenge): inference only, higher is better\n"
+                 f"{machine}{', ' + date if date else ''}\n({source})")
     save(fig, "spdnn.svg", written)
 
 
