@@ -6,8 +6,8 @@
 
 Every number drawn comes from a line of a results file; nothing is typed in here but which file
 each figure pictures (SOURCES: the files the docs' current tables cite) and how lines are grouped.
-Efficiencies are stated against the newest bench/results/peak-*.jsonl (bench_peak: FMA throughput
-per core and STREAM, measured on the same machine). A figure whose data is missing is skipped, and
+Efficiencies are stated against the bench_peak file SOURCES["peak"] names (FMA throughput per core
+and STREAM, measured on the machine of the lines they are paired with). A figure whose data is missing is skipped, and
 this script says so on stdout; it never draws a placeholder.
 
 The SVGs are deterministic (fixed hash salt, no date in the metadata, text drawn as paths), so
@@ -42,6 +42,10 @@ SOURCES = {
     "spdnn": "spdnn-2026-11-29.jsonl",  # docs/spdnn.md, Measured
     "spmm_paired": "spmm-paired-2026-11-27.jsonl",  # docs/operations.md, Against the hardware and GraphBLAS
     "spgemm_graphblas": "spgemm-graphblas-paired-2026-11-27.jsonl",  # docs/operations.md, same section
+    # The bench_peak run the peak, roofline and bsgemm-efficiency figures state their lines against:
+    # named, not the newest, so that a later machine's peak file is never paired with an earlier
+    # machine's lines. Move it together with the "peers" and "bsgemm" files.
+    "peak": "peak-2026-11-23.jsonl",
 }
 
 COLOURS = {
@@ -101,7 +105,7 @@ def save(fig, name: str, written: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The physical peak: newest peak-*.jsonl
+# The physical peak: the bench_peak file SOURCES["peak"] names
 # ---------------------------------------------------------------------------------------------
 class Peak:
     """bench_peak's lines of one file: FMA peak per core and STREAM, by rank count. A file may hold
@@ -141,11 +145,11 @@ class Peak:
         return f"1-min load average {min(loads):.1f} to {max(loads):.1f}"
 
 
-def newest_peak() -> Peak | None:
-    files = sorted(RESULTS.glob("peak-*.jsonl"))  # ISO dates in the names: the last is the newest
-    if not files:
+def named_peak() -> Peak | None:
+    name = SOURCES["peak"]
+    if not (RESULTS / name).exists():
         return None
-    return Peak(files[-1].name, read_lines(files[-1].name))
+    return Peak(name, read_lines(name))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -343,7 +347,7 @@ def plot_spdnn(peak: Peak | None, written: list[str]) -> None:
 def plot_spmm_roofline(peak: Peak | None, written: list[str]) -> None:
     source = SOURCES["peers"]
     if peak is None:
-        print("skipped spmm-roofline.svg: no bench/results/peak-*.jsonl (run bench_peak)")
+        print(f"skipped spmm-roofline.svg: {SOURCES['peak']} not in bench/results (run bench_peak)")
         return
     if not (RESULTS / source).exists():
         print(f"skipped spmm-roofline.svg: {source} not in bench/results")
@@ -431,7 +435,7 @@ def plot_spmm_roofline(peak: Peak | None, written: list[str]) -> None:
 def plot_bsgemm_efficiency(peak: Peak | None, written: list[str]) -> None:
     source = SOURCES["bsgemm"]
     if peak is None:
-        print("skipped bsgemm-efficiency.svg: no bench/results/peak-*.jsonl (run bench_peak)")
+        print(f"skipped bsgemm-efficiency.svg: {SOURCES['peak']} not in bench/results (run bench_peak)")
         return
     if not (RESULTS / source).exists():
         print(f"skipped bsgemm-efficiency.svg: {source} not in bench/results")
@@ -514,7 +518,7 @@ def darker(colour: str) -> str:
 # ---------------------------------------------------------------------------------------------
 def plot_peak(peak: Peak | None, written: list[str]) -> None:
     if peak is None:
-        print("skipped peak.svg: no bench/results/peak-*.jsonl (run bench_peak)")
+        print(f"skipped peak.svg: {SOURCES['peak']} not in bench/results (run bench_peak)")
         return
     fma = [d for d in peak.lines if d["op"] == "fma"]
     stream = [d for d in peak.lines if d["op"].startswith("stream_")]
@@ -723,9 +727,9 @@ def plot_spgemm_graphblas(written: list[str]) -> None:
 
 
 def main() -> int:
-    peak = newest_peak()
+    peak = named_peak()
     if peak is None:
-        print("note: no bench/results/peak-*.jsonl: the figures stated against the physical peak are skipped")
+        print(f"note: {SOURCES['peak']} not in bench/results: the figures stated against the physical peak are skipped")
     else:
         print(f"physical peak from {peak.name}: {peak.machine()}, {peak.load()}")
     written: list[str] = []
