@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What one translation unit of tessera costs to compile: for each source given (default: the
-# README's program, the SpDNN example, test_spmm), the compile command of a configured build is run
-# again alone, and one JSON line per translation unit goes to stdout and to OUT (default
+# README's program, the SpDNN example's spmm and spgemm units, test_spmm), the compile command of
+# a configured build is run again alone, and one JSON line per translation unit goes to stdout and to OUT (default
 # bench/results/compile-times-<date>.jsonl): wall and CPU seconds, peak memory, preprocessed lines,
 # and g++'s -ftime-report phases (the template instantiation share among them). A source given as
 # FILE#MACRO picks the compile command of FILE that defines MACRO (one file, several targets):
@@ -30,7 +30,7 @@ done
 shift $((OPTIND - 1))
 sources=("$@")
 if [ ${#sources[@]} -eq 0 ]; then
-  sources=(tests/docs/readme_program.cpp examples/spdnn/main.cpp tests/mpi/test_spmm.cpp)
+  sources=(tests/docs/readme_program.cpp examples/spdnn/mode_dense.cpp examples/spdnn/mode_sparse.cpp tests/mpi/test_spmm.cpp)
 fi
 [ -f "$build/compile_commands.json" ] || { echo "no $build/compile_commands.json: configure first" >&2; exit 2; }
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (apt-get install time)" >&2; exit 2; }
