@@ -14,13 +14,12 @@ namespace bench_spmm {
 template <class Backend, class Distribution>
 void run_grid(const tessera::communicator& comm, const tessera::bench::args& args, const settings& s,
               const Distribution& distribution) {
-  const auto& widths = s.widths;
   using Rows = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   using Aligned = tessera::policy<tessera::row_partition, tessera::csr, Backend>;
   using P = tessera::policy<Distribution, tessera::csr, Backend>;
   const auto a = tessera::redistribute<P>(tessera::bench::input_matrix<double, Rows>(comm, args), distribution);
   const bool aligned = args.vectors == "grid_aligned";
-  for (long k : widths) {
+  for (long k : s.widths) {
     const auto fill = [](tessera::global_index i, tessera::global_index j) { return 1.0 / static_cast<double>(1 + (i + j) % 7); };
     const auto measure = [&](auto& x, auto& y) {
       x.fill(fill);
@@ -56,9 +55,6 @@ void run_grid(const tessera::communicator& comm, const tessera::bench::args& arg
 
 template <class Backend, class T>
 void run_rows(const tessera::communicator& comm, const tessera::bench::args& args, const settings& s) {
-  const auto& widths = s.widths;
-  const double stream_gbs = s.stream_gbs;
-  const bool streaming = s.streaming, only_tessera = s.only_tessera, gather_roof = s.gather_roof;
   using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
   const auto a = tessera::bench::input_matrix<T, P>(comm, args);
   // What one product touches at least: A's CSR arrays, the distinct rows of X A's columns name, Y.
@@ -68,13 +64,13 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
   const double x_row_count = comm.sum(static_cast<double>(a.col_map().extent(0)));
   const double y_row_count = comm.sum(local_rows);
   for (auto kernel : {tessera::spmm_kernel::tessera, tessera::spmm_kernel::kokkos_kernels})
-  for (long k : widths) {
-    if (only_tessera && kernel != tessera::spmm_kernel::tessera) continue;
+  for (long k : s.widths) {
+    if (s.only_tessera && kernel != tessera::spmm_kernel::tessera) continue;
     tessera::dist_dense<T, P> x(comm, a.num_cols(), k);
     x.fill([](tessera::global_index i, tessera::global_index j) { return T(1) / static_cast<T>(1 + (i + j) % 7); });
     tessera::dist_dense<T, P> y(comm, a.mapping(), k);
     tessera::spmm_options options{.kernel = kernel};
-    if (!streaming) options.streaming_store_bytes = std::numeric_limits<std::size_t>::max();
+    if (!s.streaming) options.streaming_store_bytes = std::numeric_limits<std::size_t>::max();
     auto& plan = tessera::spmm_plan_for(a, x, options);  // the inspector, outside the timing
     comm.stats().reset();
     const double seconds = tessera::bench::median_seconds(comm, args.reps, [&] { plan.apply(a, x, y); });
@@ -84,10 +80,10 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
     const double rss = tessera::bench::peak_rss_mb(comm);
     const double bytes_min = a_bytes + (x_row_count + y_row_count) * static_cast<double>(k) * sizeof(T);
     const double gbs = bytes_min / seconds / 1e9;
-    std::string fraction = stream_gbs > 0 ? fmt::format(", \"stream_gbs\": {:.3f}, \"bandwidth_fraction\": {:.3f}",
-                                                        stream_gbs, gbs / stream_gbs)
+    std::string fraction = s.stream_gbs > 0 ? fmt::format(", \"stream_gbs\": {:.3f}, \"bandwidth_fraction\": {:.3f}",
+                                                        s.stream_gbs, gbs / s.stream_gbs)
                                           : std::string{};
-    if (gather_roof && kernel == tessera::spmm_kernel::tessera && std::is_same_v<T, double>) {
+    if (s.gather_roof && kernel == tessera::spmm_kernel::tessera && std::is_same_v<T, double>) {
       const auto x_rows = static_cast<std::size_t>(x.local_rows()) + plan.halo_rows();
       const auto gather = tessera::bench::random_row_gather(comm, x_rows, static_cast<int>(k), a.local().nnz(), 3);
       if (gather)
@@ -100,10 +96,19 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
                  "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
                  tessera::bench::matrix_name(args), sizeof(T) == 4 ? "float" : "double", comm.size(), tessera::bench::threads(), Backend::name(),
-                 kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
+                 kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, s.streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);
   }
 }
 
 }  // namespace bench_spmm
+
+// Explicit instantiations for the units: BENCH_SPMM_ROWS(tessera::mpi_rma, double) compiles the
+// products by rows in double under mpi_rma; BENCH_SPMM_GRID likewise for a grid distribution.
+#define BENCH_SPMM_ROWS(BACKEND, T)                                                                              \
+  template void bench_spmm::run_rows<BACKEND, T>(const tessera::communicator&, const tessera::bench::args&, \
+                                                 const bench_spmm::settings&)
+#define BENCH_SPMM_GRID(BACKEND, DISTRIBUTION)                                                                          \
+  template void bench_spmm::run_grid<BACKEND, DISTRIBUTION>(const tessera::communicator&, const tessera::bench::args&, \
+                                                            const bench_spmm::settings&, const DISTRIBUTION&)

@@ -1,9 +1,6 @@
 // bench_spmm's products by rows in float, for every backend (bench_spmm_runs.hpp says why the benchmark is split).
 #include "bench_spmm_products.hpp"
 
-template void bench_spmm::run_rows<tessera::mpi_rma, float>(const tessera::communicator&, const tessera::bench::args&,
-                                                          const bench_spmm::settings&);
-template void bench_spmm::run_rows<tessera::aggregator, float>(const tessera::communicator&, const tessera::bench::args&,
-                                                             const bench_spmm::settings&);
-template void bench_spmm::run_rows<tessera::progress_rank, float>(const tessera::communicator&, const tessera::bench::args&,
-                                                                const bench_spmm::settings&);
+BENCH_SPMM_ROWS(tessera::mpi_rma, float);
+BENCH_SPMM_ROWS(tessera::aggregator, float);
+BENCH_SPMM_ROWS(tessera::progress_rank, float);

@@ -5,7 +5,6 @@
 
 #include <tessera/kernels/sorted_search.hpp>
 #include <tessera/kernels/spmm_balanced.hpp>
-#include <tessera/matrix/dist_dense.hpp>
 
 #include <Kokkos_Core.hpp>
 
