@@ -17,6 +17,7 @@
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
 #include "../core/error.hpp"
 #include "../core/scratch_pool.hpp"
+#include "cusparse_operands.hpp"
 
 #include <KokkosKernels_Controls.hpp>
 #include <cusparse.h>
@@ -25,30 +26,6 @@
 #include <type_traits>
 
 namespace tessera::kernels {
-
-/// A CSR operand for cuSPARSE: 32-bit row offsets and columns.
-template <class T, class MemorySpace>
-struct csr32 {
-  int rows = 0, cols = 0;
-  Kokkos::View<const int*, MemorySpace> row_ptr;
-  Kokkos::View<const int*, MemorySpace> col_idx;
-  Kokkos::View<const T*, MemorySpace> values;
-};
-
-/// The product, 32-bit offsets: row_ptr has rows + 1 entries; columns come sorted within rows.
-template <class T, class MemorySpace>
-struct csr32_product {
-  Kokkos::View<int*, MemorySpace> row_ptr;
-  Kokkos::View<int*, MemorySpace> col_idx;
-  Kokkos::View<T*, MemorySpace> values;
-};
-
-namespace detail {
-inline void check_cusparse(cusparseStatus_t status, const char* call) {
-  TESSERA_REQUIRE(status == CUSPARSE_STATUS_SUCCESS, external, "spgemm: {} failed: {}", call,
-                  cusparseGetErrorString(status));
-}
-}  // namespace detail
 
 /// C = A * B by cusparseSpGEMM on `exec`'s stream (A is m x n, B n x k; both sorted within rows).
 template <class T, class MemorySpace>

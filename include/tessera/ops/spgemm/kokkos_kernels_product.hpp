@@ -16,6 +16,7 @@
 #include "../../kernels/offset_width.hpp"
 #include "../../kernels/sort_rows.hpp"
 #include "../../kernels/spgemm_cusparse.hpp"
+#include "../../kernels/spgemm_row_batches.hpp"
 #include "../../matrix/detail/compress_columns.hpp"
 #include "../../matrix/to_view.hpp"
 #include "local_product.hpp"
@@ -90,6 +91,35 @@ local_product<T, Policy> multiply_with_int_offsets(const dist_matrix<T, Policy>&
   out.values = c.values;
   return {out, b_hat.col_map};
 }
+
+/// The product through cuSPARSE in batches of A's rows, each with at most `limit` entries of A and
+/// products (kernels/spgemm_row_batches.hpp): where the whole product's offsets would outgrow int.
+template <matrix_value T, matrix_policy Policy>
+local_product<T, Policy> multiply_in_int_batches(const dist_matrix<T, Policy>& a,
+                                                 const compressed_operand<T, typename Policy::memory_space>& b_hat,
+                                                 offset_type limit) {
+  using mem = typename Policy::memory_space;
+  const auto& block = a.local();
+  const Kokkos::Cuda space{};
+  const scratch<int, mem> b_ptr32(b_hat.ptr.extent(0));
+  kernels::offsets_into(space, Kokkos::View<const offset_type*, mem>(b_hat.ptr), b_ptr32.view());
+  const kernels::csr32<T, mem> b32{block.cols, static_cast<int>(b_hat.col_map.extent(0)), b_ptr32.view(), b_hat.cols,
+                                   b_hat.values};
+  const auto c = kernels::multiply_in_row_batches(
+      space, Kokkos::View<const offset_type*, mem>(block.row_ptr), Kokkos::View<const local_index*, mem>(block.col_idx),
+      Kokkos::View<const T*, mem>(block.values), b32, limit, [&](const kernels::csr32<T, mem>& rows) {
+        auto part = kernels::spgemm_cusparse(space, rows, b32);
+        kernels::sort_rows(space, part.row_ptr, part.col_idx, part.values);  // a check: cuSPARSE sorts
+        return part;
+      });
+  typename dist_matrix<T, Policy>::local_block_type out;
+  out.rows = block.rows;
+  out.cols = static_cast<local_index>(b_hat.col_map.extent(0));
+  out.row_ptr = c.row_ptr;
+  out.col_idx = c.col_idx;
+  out.values = c.values;
+  return {out, b_hat.col_map};
+}
 #endif
 
 /// Plus-times through Kokkos-Kernels on B^ (compressed_operand: the referenced rows of B with
@@ -105,10 +135,15 @@ local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
   if constexpr (spgemm_through_cusparse<T, exec>) {
     constexpr offset_type int_max = std::numeric_limits<int>::max();
-    if (block.nnz() <= int_max && static_cast<offset_type>(b_hat.values.extent(0)) <= int_max &&
-        product_bound<exec, mem>(block.col_idx, b_hat.ptr) <= int_max)
+    TESSERA_REQUIRE(static_cast<offset_type>(b_hat.values.extent(0)) <= int_max, unsupported,
+                    "spgemm: this rank references {} entries of B, more than cuSPARSE's 32-bit offsets take",
+                    b_hat.values.extent(0));
+    if (block.nnz() <= int_max && product_bound<exec, mem>(block.col_idx, b_hat.ptr) <= int_max)
       return multiply_with_int_offsets<T, Policy>(a, b_hat);
-  }
+    // Kokkos-Kernels' own SpGEMM would take 64-bit offsets, but compiling it for this case alone cost
+    // a third of the nvcc time of every unit that multiplies on the device: batches of rows instead.
+    return multiply_in_int_batches<T, Policy>(a, b_hat, int_max);
+  } else {
 #endif
   const crs a_crs("tessera::spgemm::A", block.rows, block.cols, block.nnz(), block.values, block.row_ptr, block.col_idx);
   const crs b_crs("tessera::spgemm::B", block.cols, static_cast<local_index>(b_hat.col_map.extent(0)),
@@ -129,6 +164,9 @@ local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a
   out.col_idx = c.graph.entries;
   out.values = c.values;
   return {out, b_hat.col_map};
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
+  }
+#endif
 }
 
 /// B^ from the host-gathered rows: their global columns compressed on the host (the host

@@ -22,6 +22,8 @@
 #include "../../core/error.hpp"
 #include "../../policy.hpp"
 #include "../../kernels/gather_rows.hpp"
+#include "../../kernels/offset_width.hpp"
+#include "../../kernels/spmm_cusparse.hpp"
 #include "../../kernels/spmm_balanced.hpp"
 #include "../../kernels/spmm_rows.hpp"
 #include "../../matrix/dist_dense.hpp"
@@ -40,6 +42,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include <KokkosKernels_config.h>
 #include <KokkosSparse_spmv.hpp>
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -49,6 +52,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -123,6 +127,21 @@ class spmm_plan {
   /// The windows X is staged in (comm/mpi_memory.hpp decides their memory).
   using window_type = typename detail::spmm_workspace<T, Policy>::window_type;
 
+ private:
+  // Whether spmm_kernel::kokkos_kernels runs cuSPARSE's SpMM directly (kernels/spmm_cusparse.hpp,
+  // 32-bit offsets): on CUDA, for float or double, where Kokkos-Kernels has cuSPARSE. Through
+  // KokkosSparse::spmv a unit compiled 64 spmv kernel variants of Kokkos-Kernels' own beside the
+  // cuSPARSE call it makes (86% of the device code of a unit with spmm's options).
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
+  static constexpr bool spmm_through_cusparse =
+      std::is_same_v<execution_space, Kokkos::Cuda> && std::is_same_v<local_index, int> &&
+      (std::is_same_v<T, double> || std::is_same_v<T, float>);
+#else
+  static constexpr bool spmm_through_cusparse = false;
+#endif
+
+ public:
+
   /// Inspect A's columns against X's row split (collective).
   spmm_plan(const matrix_type& a, const typename Policy::mapping_type& x_rows, global_index k,
             spmm_options options = {})
@@ -135,6 +154,13 @@ class spmm_plan {
                       "spmm: X's rows are split over {} ranks but A's communicator has {}", x_rows.num_ranks(),
                       comm_.size());
       TESSERA_REQUIRE(k >= 0, invalid_argument, "spmm: X has {} columns", k);
+      if constexpr (spmm_through_cusparse)
+        TESSERA_REQUIRE(options.kernel != spmm_kernel::kokkos_kernels ||
+                            a.local().nnz() <= static_cast<decltype(a.local().nnz())>(std::numeric_limits<int>::max()),
+                        unsupported,
+                        "spmm: spmm_kernel::kokkos_kernels on CUDA runs cuSPARSE with 32-bit offsets, and this "
+                        "rank's block has {} nonzeros; use spmm_kernel::tessera",
+                        a.local().nnz());
       inspect(compressed_rows(a), a.col_map(), x_rows);
     });
     // A product nobody fetches for (block-diagonal A, one rank) skips the barriers.
@@ -336,9 +362,22 @@ class spmm_plan {
     Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> gathered("tessera::spmm::gathered", cols, k);
     Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> result("tessera::spmm::result", y.local().extent(0), k);
     detail::gather_by_column<execution_space, T, memory_space>(sources_, x_local, halo, gathered);
-    const KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type> crs(
-        "tessera::spmm::A", b.rows, b.cols, b.nnz(), b.values, b.row_ptr, b.col_idx);
-    if (k > 0 && b.rows > 0) KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
+    if constexpr (spmm_through_cusparse) {
+      // cuSPARSE with 32-bit offsets (the plan checked the block's size).
+      const kernels::csr32<T, memory_space> a32{
+          b.rows, b.cols,
+          kernels::offsets_as<int>(execution_space{}, Kokkos::View<const offset_type*, memory_space>(b.row_ptr)),
+          b.col_idx, b.values};
+      kernels::spmm_cusparse(execution_space{}, a32, Kokkos::View<const T**, Kokkos::LayoutLeft, memory_space>(gathered),
+                             result);
+    } else
+#endif
+    {
+      const KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type> crs(
+          "tessera::spmm::A", b.rows, b.cols, b.nnz(), b.values, b.row_ptr, b.col_idx);
+      if (k > 0 && b.rows > 0) KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);
+    }
     detail::copy_to_rows<execution_space, T, memory_space>(result, y.local());
     execution_space().fence();
   }
