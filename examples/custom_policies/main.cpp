@@ -5,11 +5,10 @@
 // counters, and the tracing backend's log says which operations moved it.
 //
 //   mpirun -n 4 tessera-custom-policies --scale 10
-#include "row_cyclic.hpp"
-#include "sliced_ell.hpp"
-#include "tracing_backend.hpp"
-
-#include <tessera/tessera.hpp>
+//
+// The operations are compiled in units of their own (operations.hpp: spmm.cpp, spgemm.cpp,
+// transpose.cpp) and declared extern here.
+#include "operations.hpp"
 
 #include <cstdlib>
 #include <map>
@@ -19,7 +18,7 @@
 
 namespace {
 
-using block_csr = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
+using custom_policies::block_csr;
 
 struct outcome {
   bool equal = true;
@@ -73,14 +72,13 @@ int main(int argc, char** argv) {
   const auto c_ref = tessera::spgemm(a_ref, a_ref);
   const auto t_ref = tessera::transpose(a_ref);
 
-  using cyclic = custom::row_cyclic;
   const outcome results[] = {
       run<block_csr>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<tessera::policy<cyclic, tessera::csr, tessera::mpi_rma>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<tessera::policy<cyclic, tessera::csc, tessera::mpi_rma>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<tessera::policy<cyclic, tessera::coo, tessera::aggregator>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<tessera::policy<cyclic, custom::sliced_ell, tessera::mpi_rma>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
-      run<tessera::policy<cyclic, custom::sliced_ell, custom::tracing<>>>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<custom_policies::cyclic_csr>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<custom_policies::cyclic_csc>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<custom_policies::cyclic_coo>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<custom_policies::cyclic_ell>(comm, scale, a_ref, y_ref, c_ref, t_ref),
+      run<custom_policies::cyclic_ell_traced>(comm, scale, a_ref, y_ref, c_ref, t_ref),
   };
   const char* names[] = {"row_block x csr x mpi_rma",         "row_cyclic x csr x mpi_rma",
                          "row_cyclic x csc x mpi_rma",        "row_cyclic x coo x aggregator",
