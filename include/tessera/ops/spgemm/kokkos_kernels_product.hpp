@@ -1,8 +1,9 @@
 #pragma once
 /// @file
 /// The 1-D SpGEMM's local product through Kokkos-Kernels (KokkosSparse::spgemm_symbolic/numeric),
-/// or through cuSPARSE with 32-bit offsets where Kokkos-Kernels has it: the default kernel on device
-/// spaces, and spgemm_kernel::kokkos_kernels on request. Apart from local_product.hpp because of
+/// or on CUDA through cuSPARSE with 32-bit offsets where Kokkos-Kernels has it (over batches of
+/// rows where one product would outgrow them, so that Kokkos-Kernels' own SpGEMM is never compiled
+/// there): the default kernel on device spaces, and spgemm_kernel::kokkos_kernels on request. Apart from local_product.hpp because of
 /// its headers: a unit that multiplies with the host's default kernel only
 /// (<tessera/ops/spgemm_default.hpp> on a host-only Kokkos) never parses Kokkos-Kernels' SpGEMM.
 #ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
