@@ -19,7 +19,6 @@
 #include "../core/scratch_pool.hpp"
 #include "cusparse_operands.hpp"
 
-#include <KokkosKernels_Controls.hpp>
 #include <cusparse.h>
 
 #include <cstdint>
@@ -32,68 +31,51 @@ template <class T, class MemorySpace>
 csr32_product<T, MemorySpace> spgemm_cusparse(const Kokkos::Cuda& exec, const csr32<T, MemorySpace>& a,
                                               const csr32<T, MemorySpace>& b) {
   static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>, "tessera::spgemm_cusparse: float or double");
-  constexpr cudaDataType type = std::is_same_v<T, double> ? CUDA_R_64F : CUDA_R_32F;
+  constexpr cudaDataType type = detail::cusparse_type<T>;
   csr32_product<T, MemorySpace> c;
   c.row_ptr = Kokkos::View<int*, MemorySpace>("tessera::spgemm::row_ptr32", static_cast<std::size_t>(a.rows) + 1);
   if (a.values.extent(0) == 0 || b.values.extent(0) == 0 || a.rows == 0 || b.cols == 0) return c;  // C = 0
   using detail::check_cusparse;
-  // The descriptors and the handle's stream, released on every way out (a failed
-  // call throws; the handle is Kokkos-Kernels' and must get its stream back).
-  struct session {
-    cusparseHandle_t handle = nullptr;
-    cudaStream_t previous = nullptr;
-    cusparseSpMatDescr_t a = nullptr, b = nullptr, c = nullptr;
-    cusparseSpGEMMDescr_t product = nullptr;
-    ~session() {
-      if (product != nullptr) cusparseSpGEMM_destroyDescr(product);
-      for (const auto d : {a, b, c})
-        if (d != nullptr) cusparseDestroySpMat(d);
-      if (handle != nullptr) cusparseSetStream(handle, previous);
+  // Released on every way out (a failed call throws), in reverse order: the product's descriptor,
+  // the matrices', then the handle's stream.
+  const detail::cusparse_session session(exec);
+  const cusparseHandle_t handle = session.handle();
+  const detail::csr_descriptor<T, MemorySpace> a_descriptor(a), b_descriptor(b);
+  const detail::csr_descriptor<T, MemorySpace> c_descriptor(csr32<T, MemorySpace>{a.rows, b.cols, c.row_ptr, {}, {}});
+  const cusparseSpMatDescr_t da = a_descriptor.get(), db = b_descriptor.get(), dc = c_descriptor.get();
+  struct product_descriptor {
+    cusparseSpGEMMDescr_t get = nullptr;
+    ~product_descriptor() {
+      if (get != nullptr) cusparseSpGEMM_destroyDescr(get);
     }
-  } s;
-  const cusparseHandle_t handle = KokkosKernels::Experimental::Controls().getCusparseHandle();
-  check_cusparse(cusparseGetStream(handle, &s.previous), "cusparseGetStream");
-  check_cusparse(cusparseSetStream(handle, exec.cuda_stream()), "cusparseSetStream");
-  s.handle = handle;
-  const auto matrix = [&](cusparseSpMatDescr_t& d, int rows, int cols, std::int64_t nnz, const void* ptr, const void* col,
-                          const void* val) {
-    check_cusparse(cusparseCreateCsr(&d, rows, cols, nnz, const_cast<void*>(ptr), const_cast<void*>(col),
-                                     const_cast<void*>(val), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                     CUSPARSE_INDEX_BASE_ZERO, type),
-                   "cusparseCreateCsr");
-  };
-  matrix(s.a, a.rows, a.cols, static_cast<std::int64_t>(a.values.extent(0)), a.row_ptr.data(), a.col_idx.data(),
-         a.values.data());
-  matrix(s.b, b.rows, b.cols, static_cast<std::int64_t>(b.values.extent(0)), b.row_ptr.data(), b.col_idx.data(),
-         b.values.data());
-  matrix(s.c, a.rows, b.cols, 0, c.row_ptr.data(), nullptr, nullptr);
-  check_cusparse(cusparseSpGEMM_createDescr(&s.product), "cusparseSpGEMM_createDescr");
+  } product;
+  check_cusparse(cusparseSpGEMM_createDescr(&product.get), "cusparseSpGEMM_createDescr");
   const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
   const T alpha = 1, beta = 0;
   constexpr auto algorithm = CUSPARSE_SPGEMM_DEFAULT;
   std::size_t bytes1 = 0, bytes2 = 0;
-  check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product,
+  check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product.get,
                                                &bytes1, nullptr),
                  "cusparseSpGEMM_workEstimation");
   const tessera::scratch<char, MemorySpace> buffer1(bytes1 > 0 ? bytes1 : 1);
-  check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product,
+  check_cusparse(cusparseSpGEMM_workEstimation(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product.get,
                                                &bytes1, buffer1.view().data()),
                  "cusparseSpGEMM_workEstimation");
-  check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product, &bytes2,
+  check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product.get, &bytes2,
                                         nullptr),
                  "cusparseSpGEMM_compute");
   const tessera::scratch<char, MemorySpace> buffer2(bytes2 > 0 ? bytes2 : 1);
-  check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product, &bytes2,
+  check_cusparse(cusparseSpGEMM_compute(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product.get, &bytes2,
                                         buffer2.view().data()),
                  "cusparseSpGEMM_compute");
   std::int64_t rows = 0, cols = 0, nnz = 0;
-  check_cusparse(cusparseSpMatGetSize(s.c, &rows, &cols, &nnz), "cusparseSpMatGetSize");
+  check_cusparse(cusparseSpMatGetSize(dc, &rows, &cols, &nnz), "cusparseSpMatGetSize");
   c.col_idx = Kokkos::View<int*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::col_idx"),
                                               static_cast<std::size_t>(nnz));
   c.values = Kokkos::View<T*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spgemm::values"),
                                            static_cast<std::size_t>(nnz));
-  check_cusparse(cusparseCsrSetPointers(s.c, c.row_ptr.data(), c.col_idx.data(), c.values.data()), "cusparseCsrSetPointers");
-  check_cusparse(cusparseSpGEMM_copy(handle, op, op, &alpha, s.a, s.b, &beta, s.c, type, algorithm, s.product),
+  check_cusparse(cusparseCsrSetPointers(dc, c.row_ptr.data(), c.col_idx.data(), c.values.data()), "cusparseCsrSetPointers");
+  check_cusparse(cusparseSpGEMM_copy(handle, op, op, &alpha, da, db, &beta, dc, type, algorithm, product.get),
                  "cusparseSpGEMM_copy");
   // C complete when returned, as every caller assumes (the buffers, back in the scratch pool, are
   // next used on this same stream, so they alone would not need it).
