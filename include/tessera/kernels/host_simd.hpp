@@ -28,7 +28,8 @@ namespace tessera::kernels::detail {
 /// One SIMD register of Ts on the host and its few operations, the widest the build has
 /// (AVX-512, else AVX2 with FMA); `native` is false (and `reg` a plain T) where it has neither, so
 /// kernels written against it fall back to their portable loops. Streaming stores need `p`
-/// aligned to the register's width.
+/// aligned to the register's width. `load_first` / `store_first` touch only the first `count`
+/// lanes (1 to lanes; masked, so the memory past them is never read or written).
 template <class T>
 struct host_vector {
   static constexpr bool native = false;
@@ -40,6 +41,10 @@ struct host_vector {
   static reg fma(reg a, reg b, reg c) { return a * b + c; }
   static void store(T* p, reg x) { *p = x; }
   static void stream(T* p, reg x) { *p = x; }
+  static reg load_first(const T* p, int count) { return count > 0 ? *p : T{}; }
+  static void store_first(T* p, reg x, int count) {
+    if (count > 0) *p = x;
+  }
 };
 
 #if defined(TESSERA_HOST_AVX512)
@@ -54,6 +59,9 @@ struct host_vector<double> {
   static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_pd(a, b, c); }
   static void store(double* p, reg x) { _mm512_storeu_pd(p, x); }
   static void stream(double* p, reg x) { _mm512_stream_pd(p, x); }
+  static __mmask8 first(int count) { return static_cast<__mmask8>((1u << count) - 1u); }
+  static reg load_first(const double* p, int count) { return _mm512_maskz_loadu_pd(first(count), p); }
+  static void store_first(double* p, reg x, int count) { _mm512_mask_storeu_pd(p, first(count), x); }
 };
 template <>
 struct host_vector<float> {
@@ -66,6 +74,9 @@ struct host_vector<float> {
   static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
   static void store(float* p, reg x) { _mm512_storeu_ps(p, x); }
   static void stream(float* p, reg x) { _mm512_stream_ps(p, x); }
+  static __mmask16 first(int count) { return static_cast<__mmask16>((1u << count) - 1u); }
+  static reg load_first(const float* p, int count) { return _mm512_maskz_loadu_ps(first(count), p); }
+  static void store_first(float* p, reg x, int count) { _mm512_mask_storeu_ps(p, first(count), x); }
 };
 #elif defined(TESSERA_HOST_AVX2_FMA)
 template <>
@@ -79,6 +90,9 @@ struct host_vector<double> {
   static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_pd(a, b, c); }
   static void store(double* p, reg x) { _mm256_storeu_pd(p, x); }
   static void stream(double* p, reg x) { _mm256_stream_pd(p, x); }
+  static __m256i first(int count) { return _mm256_cmpgt_epi64(_mm256_set1_epi64x(count), _mm256_setr_epi64x(0, 1, 2, 3)); }
+  static reg load_first(const double* p, int count) { return _mm256_maskload_pd(p, first(count)); }
+  static void store_first(double* p, reg x, int count) { _mm256_maskstore_pd(p, first(count), x); }
 };
 template <>
 struct host_vector<float> {
@@ -91,6 +105,11 @@ struct host_vector<float> {
   static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
   static void store(float* p, reg x) { _mm256_storeu_ps(p, x); }
   static void stream(float* p, reg x) { _mm256_stream_ps(p, x); }
+  static __m256i first(int count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static reg load_first(const float* p, int count) { return _mm256_maskload_ps(p, first(count)); }
+  static void store_first(float* p, reg x, int count) { _mm256_maskstore_ps(p, first(count), x); }
 };
 #endif
 
