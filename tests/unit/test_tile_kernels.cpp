@@ -58,6 +58,10 @@ std::vector<std::array<int, 3>> shapes() {
   std::vector<std::array<int, 3>> out{{1, 1, 1},           {mr, nr, 1},     {mr - 1, nr - 1, 3}, {mr + 1, nr + 1, 7},
                                       {2 * mr + 3, 3 * nr + 2, 17}, {37, 1, 5},   {1, 29, 5},          {5, 7, 0},
                                       {0, 4, 3},           {3, 0, 3},       {3 * mr, 2 * nr, 600}, {530, 2 * nr + 5, 9}};
+  // Columns of B 4 KiB apart (read from a padded copy): k = 512 doubles, 1024 floats, and two depth blocks.
+  out.push_back({mr + 5, 2 * nr + 3, 512});
+  out.push_back({7, nr - 2, 1024});
+  out.push_back({2 * mr, nr + 1, 2048});
   // Every edge-block width, and partial panels of every register count.
   for (int cols = 1; cols <= nr; ++cols) out.push_back({mr + 1 + (cols * 5) % mr, nr + cols, 4});
   return out;
