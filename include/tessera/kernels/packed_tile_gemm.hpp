@@ -209,11 +209,13 @@ void packed_gemm(int m, int n, int k, T alpha, const T* packed_a, const T* b, T*
             const int cols = std::min(nr, n - q * nr);
             const T* columns = b + static_cast<std::size_t>(q) * nr * ldb + k0;
             std::size_t columns_ld = ldb;
-            // Columns a multiple of 4 KiB apart (k = 512 or 1024 doubles) share one L1 set, and NR of
-            // them are more than its ways: such a block is read from a copy with padded columns
-            // (+2% to +10% at k = 512 and 1024; elsewhere the copy measured slower than none).
-            alignas(64) static thread_local T padded[nr * (depth + 64 / sizeof(T))];
-            if ((ldb * sizeof(T)) % 4096 == 0) {
+            // Columns a multiple of 4 KiB apart (k = 512 or 1024 doubles) share one L1 set, and 14 of
+            // them (the AVX-512 block) are more than its ways (8 to 12 on current x86): such a block is
+            // read from a copy with padded columns (-1% to +12% at k = 512 and 1024, +4% typical; at 1
+            // or 2 KiB apart the copy measured slower). The AVX2 block's 6 columns fit a set.
+            constexpr bool columns_outnumber_ways = nr > 8;
+            alignas(64) static thread_local T padded[columns_outnumber_ways ? nr * (depth + 64 / sizeof(T)) : 1];
+            if (columns_outnumber_ways && (ldb * sizeof(T)) % 4096 == 0) {
               columns_ld = static_cast<std::size_t>(kc) + 64 / sizeof(T);
               for (int j = 0; j < cols; ++j)
                 std::copy_n(columns + static_cast<std::size_t>(j) * ldb, kc, padded + static_cast<std::size_t>(j) * columns_ld);
