@@ -10,9 +10,11 @@
 //   mpiexec -n 2 bench_tile_kernel [--tiles 128:512,32:128] [--b warm,cold] [--types double,float]
 //                                  [--groups 0 (auto)] [--pool-mb 1024] [--seed 1]
 #include "support/bench_common.hpp"
+#include "support/block_sparse_problems.hpp"
 
 #include <tessera/kernels/packed_tile_gemm.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <sstream>
@@ -91,18 +93,14 @@ int main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     const bool has_value = i + 1 < argc;
     if (arg == "--tiles" && has_value) {
+      const auto parsed = tessera::bench::parse_tile_ranges(argv[++i]);
       ranges.clear();
-      for (const auto& item : split(argv[++i])) {
-        const auto colon = item.find(':');
-        if (colon == std::string::npos) {
-          fmt::print(stderr, "--tiles takes LO:HI[,LO:HI...], not '{}'\n", item);
-          return 2;
-        }
-        ranges.push_back({std::stoi(item.substr(0, colon)), std::stoi(item.substr(colon + 1))});
-        if (ranges.back().lo < 1 || ranges.back().hi < ranges.back().lo) {
-          fmt::print(stderr, "--tiles: '{}' is not a range 1 <= LO <= HI\n", item);
-          return 2;
-        }
+      if (parsed)
+        for (const auto& [lo, hi] : *parsed) ranges.push_back({static_cast<int>(lo), static_cast<int>(hi)});
+      if (ranges.empty() ||
+          !std::all_of(ranges.begin(), ranges.end(), [](tile_range r) { return r.lo >= 1 && r.hi >= r.lo; })) {
+        fmt::print(stderr, "--tiles takes LO:HI[,LO:HI...] with 1 <= LO <= HI, not '{}'\n", argv[i]);
+        return 2;
       }
     } else if (arg == "--b" && has_value) residencies = split(argv[++i]);
     else if (arg == "--types" && has_value) types = split(argv[++i]);
