@@ -235,14 +235,13 @@ void packed_gemm(int m, int n, int k, T alpha, const T* packed_a, const T* b, T*
             const int lines_per_column = (next_steps + per_line - 1) / per_line;
             const int slices = p1 - p0;
             for (int p = p0; p < p1; ++p) {
-              if (ahead || follow) {
+              if ((ahead || follow) && lines_per_column > 0) {
                 const int total = lines_per_column * next_cols;
                 const int from = total * (p - p0) / slices, to = total * (p - p0 + 1) / slices;
                 // The slice's first line by one division, the others by stepping: a division per
-                // line took more than half of the time spent outside the micro-kernel on tiles of
-                // 32-128. (from < to first: a following product with no steps has no lines per column.)
-                int l = from < to ? from % lines_per_column : 0;
-                const T* column = from < to ? next + static_cast<std::size_t>(from / lines_per_column) * next_ld : next;
+                // line took more than half of the time spent outside the micro-kernel on tiles of 32-128.
+                int l = from % lines_per_column;
+                const T* column = next + static_cast<std::size_t>(from / lines_per_column) * next_ld;
                 for (int line = from; line < to; ++line) {
                   detail::prefetch_l2(column + static_cast<std::size_t>(l) * per_line);
                   if (++l == lines_per_column) {
