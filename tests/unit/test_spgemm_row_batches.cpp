@@ -1,8 +1,9 @@
 // SpGEMM in batches of A's rows for a kernel with 32-bit offsets (kernels/spgemm_row_batches.hpp:
 // what tessera runs on CUDA where a rank's product outgrows int) against a serial product: limits
 // that make one batch, several, and one row per batch; empty rows, an empty A, a row too big for
-// any batch (refused with a sentence), on the host space and the default execution space (the
-// batches' kernel here is a serial product standing in for cuSPARSE).
+// any batch (refused with a sentence); batches the kernel refuses for want of memory (split in
+// halves until they fit, or a row refused with a sentence), on the host space and the default
+// execution space (the batches' kernel here is a serial product standing in for cuSPARSE).
 #include "test_support.hpp"
 
 #include "tessera/core/error.hpp"
@@ -10,6 +11,7 @@
 #include "tessera/matrix/to_view.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -60,8 +62,11 @@ std::vector<std::map<int, double>> serial_product(int rows, const offset_type* a
   return c;
 }
 
+// `room`: the most products a batch may form before the stand-in kernel refuses it as cuSPARSE
+// does when the device's memory runs out (kernels::batch_too_large).
 template <class Exec>
-void batches_match_serial_product(const host_csr& a, const host_csr& b, offset_type limit, std::size_t min_batches) {
+void batches_match_serial_product(const host_csr& a, const host_csr& b, offset_type limit, std::size_t min_batches,
+                                  offset_type room = std::numeric_limits<offset_type>::max()) {
   using mem = typename Exec::memory_space;
   const auto a_ptr = to_view<offset_type, mem>(a.ptr, "a_ptr");
   const auto a_col = to_view<local_index, mem>(a.col, "a_col");
@@ -69,15 +74,22 @@ void batches_match_serial_product(const host_csr& a, const host_csr& b, offset_t
   std::vector<int> b_ptr32(b.ptr.begin(), b.ptr.end());
   const kernels::csr32<double, mem> b32{b.rows, b.cols, to_view<int, mem>(b_ptr32, "b_ptr"), to_view<int, mem>(b.col, "b_col"),
                                         to_view<double, mem>(b.val, "b_val")};
-  std::size_t batches = 0;
+  std::size_t batches = 0, refused = 0;
   const auto c = kernels::multiply_in_row_batches(
       Exec{}, Kokkos::View<const offset_type*, mem>(a_ptr), Kokkos::View<const local_index*, mem>(a_col),
       Kokkos::View<const double*, mem>(a_val), b32, limit, [&](const kernels::csr32<double, mem>& rows) {
-        ++batches;
         REQUIRE(rows.values.extent(0) <= static_cast<std::size_t>(limit));
         const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rows.row_ptr);
         const auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rows.col_idx);
         const auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rows.values);
+        offset_type products = 0;
+        for (std::size_t e = 0; e < col.extent(0); ++e)
+          products += b.ptr[static_cast<std::size_t>(col(e)) + 1] - b.ptr[static_cast<std::size_t>(col(e))];
+        if (products > room) {
+          ++refused;
+          throw kernels::batch_too_large("the stand-in kernel has room for " + std::to_string(room) + " products");
+        }
+        ++batches;
         std::vector<offset_type> ptr64(ptr.data(), ptr.data() + ptr.extent(0));
         const auto product = serial_product(rows.rows, ptr64.data(), col.data(), val.data(), b);
         std::vector<int> out_ptr{0}, out_col;
@@ -94,6 +106,8 @@ void batches_match_serial_product(const host_csr& a, const host_csr& b, offset_t
                                                    to_view<double, mem>(out_val, "c_val")};
       });
   CHECK(batches >= min_batches);
+  CHECK(c.batches == batches);  // what spgemm_options::batches reports
+  if (room == std::numeric_limits<offset_type>::max()) CHECK(refused == 0);
   const auto expected = serial_product(a.rows, a.ptr.data(), a.col.data(), a.val.data(), b);
   const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.row_ptr);
   const auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c.col_idx);
@@ -149,6 +163,35 @@ TEST_CASE("SpGEMM in row batches: an A without rows or entries, and a row too bi
   } catch (const tessera::error& e) {
     CHECK(e.kind() == error_kind::unsupported);
     CHECK(std::string(e.what()).find("row 1 of A") != std::string::npos);
+  }
+}
+
+TEST_CASE("SpGEMM in row batches: batches the kernel has no room for are split in halves until they fit") {
+  std::mt19937 gen(13);
+  const auto a = random_csr(50, 30, {4, 0, 2, 9, 1, 6}, gen);
+  const auto b = random_csr(30, 40, {3, 1, 7, 0, 5}, gen);
+  offset_type biggest = 0, total = 0;
+  for (int r = 0; r < a.rows; ++r) {
+    offset_type products = 0;
+    for (auto e = a.ptr[static_cast<std::size_t>(r)]; e < a.ptr[static_cast<std::size_t>(r) + 1]; ++e)
+      products += b.ptr[static_cast<std::size_t>(a.col[static_cast<std::size_t>(e)]) + 1] -
+                  b.ptr[static_cast<std::size_t>(a.col[static_cast<std::size_t>(e)])];
+    biggest = std::max(biggest, products);
+    total += products;
+  }
+  REQUIRE(total > 8 * biggest);
+  // One planned batch, refused down to pieces of at most a quarter, a tenth, the largest row.
+  batches_match_serial_product<Kokkos::DefaultHostExecutionSpace>(a, b, 1 << 30, 4, total / 4);
+  batches_match_serial_product<Kokkos::DefaultExecutionSpace>(a, b, 1 << 30, 10, total / 10);
+  batches_match_serial_product<Kokkos::DefaultHostExecutionSpace>(a, b, 3 * biggest, 2, biggest);
+  // A row the kernel has no room for alone: refused with a sentence that names it.
+  try {
+    batches_match_serial_product<Kokkos::DefaultHostExecutionSpace>(a, b, 1 << 30, 1, biggest - 1);
+    FAIL("a row of " << biggest << " products passed a kernel with room for " << biggest - 1);
+  } catch (const tessera::error& e) {
+    CHECK(e.kind() == error_kind::unsupported);
+    CHECK(std::string(e.what()).find("needs more device memory") != std::string::npos);
+    CHECK(std::string(e.what()).find("room for") != std::string::npos);  // the kernel's own reason
   }
 }
 

@@ -34,23 +34,36 @@ inline void check_cusparse(cusparseStatus_t status, const char* call) {
 template <class T>
 inline constexpr cudaDataType cusparse_type = std::is_same_v<T, double> ? CUDA_R_64F : CUDA_R_32F;
 
-/// Kokkos-Kernels' cuSPARSE handle on `exec`'s stream for the session's lifetime (the handle is
-/// Kokkos-Kernels' and gets its stream back on every way out, a failed call's throw included).
+/// Kokkos-Kernels' cuSPARSE handle on `exec`'s stream, reading scalars (alpha, beta) from host
+/// memory, for the session's lifetime (the handle is Kokkos-Kernels' and gets its stream and
+/// pointer mode back on every way out, a failed call's throw included). tessera passes alpha and
+/// beta as host scalars; a handle someone left in device pointer mode would read them as device
+/// addresses.
 class cusparse_session {
  public:
   explicit cusparse_session(const Kokkos::Cuda& exec)
       : handle_(KokkosKernels::Experimental::Controls().getCusparseHandle()) {
-    check_cusparse(cusparseGetStream(handle_, &previous_), "cusparseGetStream");
+    check_cusparse(cusparseGetStream(handle_, &previous_stream_), "cusparseGetStream");
+    check_cusparse(cusparseGetPointerMode(handle_, &previous_mode_), "cusparseGetPointerMode");
     check_cusparse(cusparseSetStream(handle_, exec.cuda_stream()), "cusparseSetStream");
+    if (const auto status = cusparseSetPointerMode(handle_, CUSPARSE_POINTER_MODE_HOST);
+        status != CUSPARSE_STATUS_SUCCESS) {
+      cusparseSetStream(handle_, previous_stream_);  // no destructor runs for a constructor that throws
+      check_cusparse(status, "cusparseSetPointerMode");
+    }
   }
   cusparse_session(const cusparse_session&) = delete;
   cusparse_session& operator=(const cusparse_session&) = delete;
-  ~cusparse_session() { cusparseSetStream(handle_, previous_); }
+  ~cusparse_session() {
+    cusparseSetPointerMode(handle_, previous_mode_);
+    cusparseSetStream(handle_, previous_stream_);
+  }
   [[nodiscard]] cusparseHandle_t handle() const noexcept { return handle_; }
 
  private:
   cusparseHandle_t handle_ = nullptr;
-  cudaStream_t previous_ = nullptr;
+  cudaStream_t previous_stream_ = nullptr;
+  cusparsePointerMode_t previous_mode_ = CUSPARSE_POINTER_MODE_HOST;
 };
 
 /// A cuSPARSE CSR descriptor of `a`, destroyed with this object.

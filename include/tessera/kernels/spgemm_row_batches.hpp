@@ -5,7 +5,9 @@
 /// `limit` products (a bound on its entries of C), and the batches' rows of C are joined with
 /// tessera's 64-bit offsets. Where a rank's product outgrows int on CUDA, tessera's SpGEMM takes
 /// this path instead of Kokkos-Kernels' own SpGEMM, whose 47 kernels every unit that multiplies
-/// on the device compiled for that case alone. Runs on any execution space.
+/// on the device compiled for that case alone. A batch whose kernel runs out of room (cuSPARSE's
+/// default algorithm asks for memory in proportion to a batch's products, and refuses some batches
+/// that 32-bit offsets would take) is multiplied again in two halves. Runs on any execution space.
 #ifndef TESSERA_IMPL_PUBLIC_INCLUDE  // lets this header include tessera's detail/ headers
 #define TESSERA_IMPL_PUBLIC_INCLUDE
 #define TESSERA_IMPL_PUBLIC_INCLUDE_BY_KERNELS_SPGEMM_ROW_BATCHES_HPP
@@ -18,6 +20,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -29,6 +32,15 @@ struct csr64_product {
   Kokkos::View<offset_type*, MemorySpace> row_ptr;
   Kokkos::View<local_index*, MemorySpace> col_idx;
   Kokkos::View<T*, MemorySpace> values;
+  std::size_t batches = 0;  ///< the batches of rows it was multiplied in
+};
+
+/// What a batch's kernel throws when the batch needs more memory than the device has to give
+/// (cuSPARSE's CUSPARSE_STATUS_INSUFFICIENT_RESOURCES or ALLOC_FAILED, buffers larger than the
+/// free memory): multiply_in_row_batches then multiplies the batch's rows in two halves.
+class batch_too_large : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 /// Row r of A's products with B (sum over its entries (r, j) of the length of B's row j),
@@ -101,8 +113,10 @@ void join_offsets(const ExecSpace& exec, const Kokkos::View<const int*, MemorySp
 }  // namespace detail
 
 /// C = A * B through `multiply_batch(a_rows)`, which multiplies a csr32 slice of A's rows by B
-/// and returns a csr32_product (columns sorted within rows); the slices follow row_batches.
-/// A is `rows` x B's rows with 64-bit offsets; C has B's columns.
+/// and returns a csr32_product (columns sorted within rows); the slices follow row_batches, and a
+/// slice whose multiply_batch throws batch_too_large is split in two halves of its rows (down to
+/// one row, which is then refused with a sentence). A is `rows` x B's rows with 64-bit offsets;
+/// C has B's columns.
 template <class ExecSpace, class T, class MemorySpace, class MultiplyBatch>
 csr64_product<T, MemorySpace> multiply_in_row_batches(const ExecSpace& exec,
                                                       const Kokkos::View<const offset_type*, MemorySpace>& a_ptr,
@@ -114,18 +128,36 @@ csr64_product<T, MemorySpace> multiply_in_row_batches(const ExecSpace& exec,
   const auto prefix = product_prefix(exec, a_ptr, a_col, b);
   const auto a_ptr_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a_ptr);
   const auto prefix_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, prefix);
-  const auto batches = row_batches(a_ptr_host.data(), prefix_host.data(), rows, limit);
+  const auto planned = row_batches(a_ptr_host.data(), prefix_host.data(), rows, limit);
 
+  // The batches still to multiply, the next one last; a batch too large for the device comes back
+  // as its two halves. The parts stay in row order.
+  std::vector<std::pair<std::size_t, std::size_t>> pending(planned.rbegin(), planned.rend()), batches;
   std::vector<csr32_product<T, MemorySpace>> parts;
-  parts.reserve(batches.size());
+  parts.reserve(planned.size());
+  batches.reserve(planned.size());
   std::size_t total = 0;
-  for (const auto& batch : batches) {
-    const std::size_t first = batch.first, last = batch.second;
+  while (!pending.empty()) {
+    const auto [first, last] = pending.back();
+    pending.pop_back();
     const auto begin = static_cast<std::size_t>(a_ptr_host(first)), end = static_cast<std::size_t>(a_ptr_host(last));
     const csr32<T, MemorySpace> slice{static_cast<int>(last - first), b.cols, detail::batch_offsets(exec, a_ptr, first, last),
                                       Kokkos::subview(a_col, std::make_pair(begin, end)),
                                       Kokkos::subview(a_val, std::make_pair(begin, end))};
-    parts.push_back(multiply_batch(slice));
+    try {
+      parts.push_back(multiply_batch(slice));
+    } catch (const batch_too_large& refused) {
+      TESSERA_REQUIRE(last - first > 1, unsupported,
+                      "spgemm: row {} of A ({} entries, {} products) needs more device memory for its product than "
+                      "is free ({})",
+                      first, a_ptr_host(first + 1) - a_ptr_host(first), prefix_host(first + 1) - prefix_host(first),
+                      refused.what());
+      const std::size_t middle = first + (last - first) / 2;
+      pending.emplace_back(middle, last);
+      pending.emplace_back(first, middle);
+      continue;
+    }
+    batches.emplace_back(first, last);
     total += parts.back().col_idx.extent(0);
   }
 
@@ -147,6 +179,7 @@ csr64_product<T, MemorySpace> multiply_in_row_batches(const ExecSpace& exec,
     at += count;
   }
   exec.fence();
+  c.batches = parts.size();
   return c;
 }
 

@@ -52,7 +52,9 @@ class dense_descriptor {
 }  // namespace detail
 
 /// Y = A * X by cusparseSpMM on `exec`'s stream: A is rows x cols (32-bit offsets), X cols x k and
-/// Y rows x k, both column-major. Asynchronous like a Kokkos kernel on `exec`.
+/// Y rows x k, both column-major. Asynchronous like a Kokkos kernel on `exec`, which must be the
+/// default instance: the work buffer goes back to the scratch pool (core/scratch_pool.hpp) while
+/// the product may still run, and the pool's next user is ordered after it only on that instance.
 template <class T, class MemorySpace>
 void spmm_cusparse(const Kokkos::Cuda& exec, const csr32<T, MemorySpace>& a,
                    const Kokkos::View<const T**, Kokkos::LayoutLeft, MemorySpace>& x,

@@ -90,7 +90,8 @@ local_product<T, Policy> multiply_with_int_offsets(const dist_matrix<T, Policy>&
   out.row_ptr = kernels::offsets_as<offset_type>(space, Kokkos::View<const int*, mem>(c.row_ptr));
   out.col_idx = c.col_idx;
   out.values = c.values;
-  return {out, b_hat.col_map};
+  space.fence("tessera::spgemm::offsets");  // C complete when returned, as from every other kernel
+  return {out, b_hat.col_map, 1};
 }
 
 /// The product through cuSPARSE in batches of A's rows, each with at most `limit` entries of A and
@@ -119,7 +120,7 @@ local_product<T, Policy> multiply_in_int_batches(const dist_matrix<T, Policy>& a
   out.row_ptr = c.row_ptr;
   out.col_idx = c.col_idx;
   out.values = c.values;
-  return {out, b_hat.col_map};
+  return {out, b_hat.col_map, c.batches};
 }
 #endif
 
@@ -139,8 +140,16 @@ local_product<T, Policy> multiply_kokkos_kernels(const dist_matrix<T, Policy>& a
     TESSERA_REQUIRE(static_cast<offset_type>(b_hat.values.extent(0)) <= int_max, unsupported,
                     "spgemm: this rank references {} entries of B, more than cuSPARSE's 32-bit offsets take",
                     b_hat.values.extent(0));
-    if (block.nnz() <= int_max && product_bound<exec, mem>(block.col_idx, b_hat.ptr) <= int_max)
-      return multiply_with_int_offsets<T, Policy>(a, b_hat);
+    const offset_type bound = product_bound<exec, mem>(block.col_idx, b_hat.ptr);
+    if (block.nnz() <= int_max && bound <= int_max) {
+      try {
+        return multiply_with_int_offsets<T, Policy>(a, b_hat);
+      } catch (const kernels::batch_too_large&) {
+        // More than the device's free memory in one product: the row batches, whose first (every
+        // row) is refused again and then halved until the batches fit.
+        return multiply_in_int_batches<T, Policy>(a, b_hat, int_max);
+      }
+    }
     // Kokkos-Kernels' own SpGEMM would take 64-bit offsets, but compiling it for this case alone cost
     // a third of the nvcc time of every unit that multiplies on the device: batches of rows instead.
     return multiply_in_int_batches<T, Policy>(a, b_hat, int_max);

@@ -94,6 +94,7 @@ template <class T, class Policy>
 struct local_product {
   typename dist_matrix<T, Policy>::local_block_type block;
   Kokkos::View<global_index*, typename Policy::memory_space> col_map;
+  std::size_t batches = 1;  ///< the batches of rows it was multiplied in (spgemm_options::batches)
 };
 
 /// Row-wise Gustavson (kernels/spgemm_gustavson.hpp) over an accumulator column space that is
@@ -192,6 +193,13 @@ auto multiply_referenced_kokkos_kernels(const dist_matrix<T, Policy>& a, const d
 template <class T>
 struct kokkos_kernels_product_included : std::false_type {};
 
+/// `product`, its batches of rows told to `batches` (spgemm_options::batches) when that is set.
+template <matrix_value T, matrix_policy Policy>
+local_product<T, Policy> reporting_batches(local_product<T, Policy> product, std::size_t* batches) {
+  if (batches != nullptr) *batches = product.batches;
+  return product;
+}
+
 /// This rank's rows of C from its rows of A and the rows of B they reference (not collective:
 /// runs the user's semiring, so multiply() runs it inside an agreement).
 template <compiled_paths Paths, matrix_value T, matrix_policy Policy, class Semiring>
@@ -205,12 +213,12 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
   constexpr bool on_host = Kokkos::SpaceAccessibility<exec, Kokkos::HostSpace>::accessible;
   if constexpr (Paths == compiled_paths::plain) {
     static_assert(std::is_same_v<Semiring, semirings::plus_times>, "the plain product is plus-times");
-    if (options.batches != nullptr) *options.batches = 1;
     if constexpr (on_host) {
+      if (options.batches != nullptr) *options.batches = 1;
       return multiply_gustavson(a, b, referenced, options.ring);
     } else {
       static_assert(kokkos_kernels_product_included<T>::value, TESSERA_SPGEMM_NEEDS_KOKKOS_KERNELS);
-      return multiply_referenced_kokkos_kernels(a, b, referenced);
+      return reporting_batches(multiply_referenced_kokkos_kernels(a, b, referenced), options.batches);
     }
   } else {
     const bool unbatched = mask == nullptr && options.memory_budget_bytes == 0;
@@ -224,8 +232,7 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
     if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
       if (plain && options.kernel != spgemm_kernel::esc) {
         static_assert(kokkos_kernels_product_included<T>::value, TESSERA_SPGEMM_NEEDS_KOKKOS_KERNELS);
-        if (options.batches != nullptr) *options.batches = 1;
-        return multiply_referenced_kokkos_kernels(a, b, referenced);
+        return reporting_batches(multiply_referenced_kokkos_kernels(a, b, referenced), options.batches);
       }
     }
     const auto fetched = gather_referenced_rows(a, b, referenced);

@@ -20,6 +20,7 @@
 #include "../../comm/request.hpp"
 #include "../../comm/segment.hpp"
 #include "../../core/error.hpp"
+#include "../../core/scratch_pool.hpp"
 #include "../../policy.hpp"
 #include "../../kernels/gather_rows.hpp"
 #include "../../kernels/offset_width.hpp"
@@ -359,24 +360,34 @@ class spmm_plan {
                             const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y) {
     const auto cols = static_cast<std::size_t>(sources_.row.extent(0));
     const auto k = static_cast<std::size_t>(k_);
-    Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> gathered("tessera::spmm::gathered", cols, k);
-    Kokkos::View<T**, Kokkos::LayoutLeft, memory_space> result("tessera::spmm::result", y.local().extent(0), k);
+    const auto rows = static_cast<std::size_t>(y.local().extent(0));
+    // Both are written whole before they are read (beta = 0: the product never reads `result`), so
+    // they come from the scratch pool uninitialised: no allocation, zeroing or (on a GPU) cudaFree,
+    // which waits for the whole device, per product. Fenced before the pool has them back.
+    using column_major = Kokkos::View<T**, Kokkos::LayoutLeft, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    const scratch<T, memory_space> gathered_memory(cols * k), result_memory(rows * k);
+    const column_major gathered(gathered_memory.view().data(), cols, k), result(result_memory.view().data(), rows, k);
     detail::gather_by_column<execution_space, T, memory_space>(sources_, x_local, halo, gathered);
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
     if constexpr (spmm_through_cusparse) {
-      // cuSPARSE with 32-bit offsets (the plan checked the block's size).
-      const kernels::csr32<T, memory_space> a32{
-          b.rows, b.cols,
-          kernels::offsets_as<int>(execution_space{}, Kokkos::View<const offset_type*, memory_space>(b.row_ptr)),
-          b.col_idx, b.values};
+      // cuSPARSE with 32-bit offsets (the plan checked the block's size), converted on the first
+      // apply and kept: A's structure is the plan's.
+      if (row_ptr32_from_ != b.row_ptr.data()) {
+        row_ptr32_ = kernels::offsets_as<int>(execution_space{}, Kokkos::View<const offset_type*, memory_space>(b.row_ptr));
+        row_ptr32_from_ = b.row_ptr.data();
+      }
+      const kernels::csr32<T, memory_space> a32{b.rows, b.cols, row_ptr32_, b.col_idx, b.values};
       kernels::spmm_cusparse(execution_space{}, a32, Kokkos::View<const T**, Kokkos::LayoutLeft, memory_space>(gathered),
-                             result);
+                             Kokkos::View<T**, Kokkos::LayoutLeft, memory_space>(result));
     } else
 #endif
     {
       const KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type> crs(
           "tessera::spmm::A", b.rows, b.cols, b.nnz(), b.values, b.row_ptr, b.col_idx);
-      if (k > 0 && b.rows > 0) KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);
+      if (k > 0 && b.rows > 0)
+        KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);
+      else
+        Kokkos::deep_copy(execution_space{}, result, T{0});
     }
     detail::copy_to_rows<execution_space, T, memory_space>(result, y.local());
     execution_space().fence();
@@ -584,6 +595,10 @@ class spmm_plan {
   std::size_t packed_base_ = 0;  ///< where the packed blocks start in my staging window
   std::size_t packed_owners_ = 0;
   std::shared_ptr<detail::spmm_workspace<T, Policy>> workspace_;
+  // spmm_kernel::kokkos_kernels through cuSPARSE: A's offsets as int, made by the first apply (a View
+  // per apply cost a cudaMalloc and a device-wide cudaFree per product), and the offsets they came from.
+  Kokkos::View<int*, memory_space> row_ptr32_;
+  const offset_type* row_ptr32_from_ = nullptr;
 };
 
 
