@@ -127,6 +127,25 @@ void batches_match_serial_product(const host_csr& a, const host_csr& b, offset_t
   CHECK(static_cast<std::size_t>(ptr(a.rows)) == col.extent(0));
 }
 
+// A's largest row, in products with B and in entries, and the products of all rows.
+struct row_sizes {
+  offset_type most_products = 0, most_entries = 0, total_products = 0;
+};
+row_sizes sizes_of_rows(const host_csr& a, const host_csr& b) {
+  row_sizes sizes;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(a.rows); ++r) {
+    offset_type products = 0;
+    for (auto e = a.ptr[r]; e < a.ptr[r + 1]; ++e) {
+      const auto k = static_cast<std::size_t>(a.col[static_cast<std::size_t>(e)]);
+      products += b.ptr[k + 1] - b.ptr[k];
+    }
+    sizes.most_products = std::max(sizes.most_products, products);
+    sizes.most_entries = std::max(sizes.most_entries, a.ptr[r + 1] - a.ptr[r]);
+    sizes.total_products += products;
+  }
+  return sizes;
+}
+
 }  // namespace
 
 TEST_CASE("SpGEMM in row batches matches a serial product: one batch, several, one row each") {
@@ -134,15 +153,8 @@ TEST_CASE("SpGEMM in row batches matches a serial product: one batch, several, o
   const auto a = random_csr(60, 40, {0, 1, 3, 0, 7, 12, 2, 0, 25}, gen);
   const auto b = random_csr(40, 50, {2, 0, 5, 1, 9, 3}, gen);
   // The largest row (entries of A or products): a limit below it is refused (the last case).
-  offset_type biggest = 0, total = 0;
-  for (int r = 0; r < a.rows; ++r) {
-    offset_type products = 0;
-    for (auto e = a.ptr[static_cast<std::size_t>(r)]; e < a.ptr[static_cast<std::size_t>(r) + 1]; ++e)
-      products += b.ptr[static_cast<std::size_t>(a.col[static_cast<std::size_t>(e)]) + 1] -
-                  b.ptr[static_cast<std::size_t>(a.col[static_cast<std::size_t>(e)])];
-    biggest = std::max({biggest, products, a.ptr[static_cast<std::size_t>(r) + 1] - a.ptr[static_cast<std::size_t>(r)]});
-    total += products;
-  }
+  const auto sizes = sizes_of_rows(a, b);
+  const offset_type biggest = std::max(sizes.most_products, sizes.most_entries), total = sizes.total_products;
   REQUIRE(total > 4 * biggest);
   batches_match_serial_product<Kokkos::DefaultHostExecutionSpace>(a, b, 1 << 30, 1);
   batches_match_serial_product<Kokkos::DefaultHostExecutionSpace>(a, b, 2 * biggest, 2);
@@ -170,15 +182,8 @@ TEST_CASE("SpGEMM in row batches: batches the kernel has no room for are split i
   std::mt19937 gen(13);
   const auto a = random_csr(50, 30, {4, 0, 2, 9, 1, 6}, gen);
   const auto b = random_csr(30, 40, {3, 1, 7, 0, 5}, gen);
-  offset_type biggest = 0, total = 0;
-  for (int r = 0; r < a.rows; ++r) {
-    offset_type products = 0;
-    for (auto e = a.ptr[static_cast<std::size_t>(r)]; e < a.ptr[static_cast<std::size_t>(r) + 1]; ++e)
-      products += b.ptr[static_cast<std::size_t>(a.col[static_cast<std::size_t>(e)]) + 1] -
-                  b.ptr[static_cast<std::size_t>(a.col[static_cast<std::size_t>(e)])];
-    biggest = std::max(biggest, products);
-    total += products;
-  }
+  const auto sizes = sizes_of_rows(a, b);
+  const offset_type biggest = sizes.most_products, total = sizes.total_products;
   REQUIRE(total > 8 * biggest);
   // One planned batch, refused down to pieces of at most a quarter, a tenth, the largest row.
   batches_match_serial_product<Kokkos::DefaultHostExecutionSpace>(a, b, 1 << 30, 4, total / 4);
