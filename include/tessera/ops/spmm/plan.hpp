@@ -360,7 +360,7 @@ class spmm_plan {
                             const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space>& halo, dense_type& y) {
     const auto cols = static_cast<std::size_t>(sources_.row.extent(0));
     const auto k = static_cast<std::size_t>(k_);
-    const auto rows = static_cast<std::size_t>(y.local().extent(0));
+    const auto rows = static_cast<std::size_t>(b.rows);  // Y's local rows (checked: same rows as A)
     // Both are written whole before they are read (beta = 0: the product never reads `result`), so
     // they come from the scratch pool uninitialised: no allocation, zeroing or (on a GPU) cudaFree,
     // which waits for the whole device, per product. Fenced before the pool has them back.
@@ -384,10 +384,7 @@ class spmm_plan {
     {
       const KokkosSparse::CrsMatrix<T, local_index, typename Policy::device_type, void, offset_type> crs(
           "tessera::spmm::A", b.rows, b.cols, b.nnz(), b.values, b.row_ptr, b.col_idx);
-      if (k > 0 && b.rows > 0)
-        KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);
-      else
-        Kokkos::deep_copy(execution_space{}, result, T{0});
+      if (k > 0 && b.rows > 0) KokkosSparse::spmv("N", T{1}, crs, gathered, T{0}, result);  // else result is empty
     }
     detail::copy_to_rows<execution_space, T, memory_space>(result, y.local());
     execution_space().fence();
@@ -595,10 +592,12 @@ class spmm_plan {
   std::size_t packed_base_ = 0;  ///< where the packed blocks start in my staging window
   std::size_t packed_owners_ = 0;
   std::shared_ptr<detail::spmm_workspace<T, Policy>> workspace_;
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
   // spmm_kernel::kokkos_kernels through cuSPARSE: A's offsets as int, made by the first apply (a View
   // per apply cost a cudaMalloc and a device-wide cudaFree per product), and the offsets they came from.
   Kokkos::View<int*, memory_space> row_ptr32_;
   const offset_type* row_ptr32_from_ = nullptr;
+#endif
 };
 
 
