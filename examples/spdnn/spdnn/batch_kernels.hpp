@@ -194,13 +194,16 @@ KOKKOS_INLINE_FUNCTION auto first_at_or_after(const RowPtr& row_ptr, const Cols&
 }
 
 /// fill_batch on host cores: a work item per row of Y'(0), from where the previous batch stopped
-/// (`cursor`, one entry per row: batches come in order). Binary-searching every row for every
-/// batch cost a cache miss per step (rows of thousands of entries) and 15% of the inference at
-/// 1,024 neurons.
+/// (`cursor`, one entry per row: batches come in order), writing where this one stops into
+/// `next_cursor`. Binary-searching every row for every batch cost a cache miss per step (rows of
+/// thousands of entries) and 15% of the inference at 1,024 neurons. Two arrays, not one advanced in
+/// place: each row prefetches from the cursor of a row further on, which another thread may be
+/// advancing at that moment (a data race that ThreadSanitizer found on Kokkos' Threads backend).
 template <class T, class Policy, class Rows, class ColMap, class Dense>
 void fill_batch_by_rows(const Rows& rows, const ColMap& col_map, tessera::local_index lo, tessera::local_index hi,
                         std::int64_t batch_first, const Dense& to,
-                        const Kokkos::View<tessera::offset_type*, typename Policy::memory_space>& cursor) {
+                        const Kokkos::View<const tessera::offset_type*, typename Policy::memory_space>& cursor,
+                        const Kokkos::View<tessera::offset_type*, typename Policy::memory_space>& next_cursor) {
   const auto row_ptr = rows.row_ptr;
   const auto col_idx = rows.col_idx;
   const auto values = rows.values;
@@ -220,7 +223,7 @@ void fill_batch_by_rows(const Rows& rows, const ColMap& col_map, tessera::local_
         const auto end = row_ptr(i + 1);
         if (e < end && col_idx(e) < lo) e = first_at_or_after(row_ptr, col_idx, i, lo);  // out of order: search
         for (; e < end && col_idx(e) < hi; ++e) to(i, static_cast<std::size_t>(col_map(col_idx(e)) - batch_first)) = values(e);
-        cursor(i) = e;
+        next_cursor(i) = e;
       });
 }
 
@@ -246,16 +249,18 @@ void fill_batch_by_teams(const Rows& rows, const ColMap& col_map, tessera::local
 
 /// The batch's columns [lo, hi) of Y'(0) (CSR rows, sorted columns; image of local column c:
 /// col_map(c)) written into the zeroed dense batch `to` at column image - batch_first. `cursor`:
-/// per row, the first entry not yet filled (row_ptr's first entries before the first batch),
-/// advanced here past the batch on host cores; devices search each row instead.
+/// per row, the first entry not yet filled (row_ptr's first entries before the first batch); on
+/// host cores `next_cursor` gets the first entry after the batch (swap the two for the next
+/// batch); devices search each row instead and leave both alone.
 template <class T, class Policy, class Rows, class ColMap, class Dense>
 void fill_batch(const Rows& rows, const ColMap& col_map, tessera::local_index lo, tessera::local_index hi,
                 std::int64_t batch_first, const Dense& to,
-                const Kokkos::View<tessera::offset_type*, typename Policy::memory_space>& cursor) {
+                const Kokkos::View<tessera::offset_type*, typename Policy::memory_space>& cursor,
+                const Kokkos::View<tessera::offset_type*, typename Policy::memory_space>& next_cursor) {
   if constexpr (tessera::kernels::prefers_balanced_spmm<typename Policy::execution_space>)
     fill_batch_by_teams<T, Policy>(rows, col_map, lo, hi, batch_first, to);
   else
-    fill_batch_by_rows<T, Policy>(rows, col_map, lo, hi, batch_first, to, cursor);
+    fill_batch_by_rows<T, Policy>(rows, col_map, lo, hi, batch_first, to, cursor, next_cursor);
   typename Policy::execution_space().fence();
 }
 

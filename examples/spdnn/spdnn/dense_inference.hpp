@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace spdnn {
@@ -46,10 +47,14 @@ mode_result infer_dense(const tessera::communicator& world, const problem<T, Pol
     return static_cast<tessera::local_index>(std::lower_bound(first, first + col_map_host.extent(0), image) - first);
   };
   const auto batches = static_cast<std::size_t>((images_here + batch - 1) / batch);
-  // Per row of Y'(0), the first entry no batch has taken yet.
-  const Kokkos::View<tessera::offset_type*, typename Policy::memory_space> fill_cursor(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::fill_cursor"), y0_rows.row_ptr.extent(0) > 0 ? y0_rows.row_ptr.extent(0) - 1 : 0);
-  Kokkos::deep_copy(fill_cursor, Kokkos::subview(y0_rows.row_ptr, std::make_pair(std::size_t{0}, fill_cursor.extent(0))));
+  // Per row of Y'(0), the first entry no batch has taken yet (and where the next batch's fill
+  // writes it: detail::fill_batch).
+  const auto y0_row_count = y0_rows.row_ptr.extent(0) > 0 ? y0_rows.row_ptr.extent(0) - 1 : 0;
+  Kokkos::View<tessera::offset_type*, typename Policy::memory_space> fill_cursor(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::fill_cursor"), y0_row_count);
+  Kokkos::View<tessera::offset_type*, typename Policy::memory_space> next_fill_cursor(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spdnn::next_fill_cursor"), y0_row_count);
+  Kokkos::deep_copy(fill_cursor, Kokkos::subview(y0_rows.row_ptr, std::make_pair(std::size_t{0}, y0_row_count)));
   const auto& w_rows = p.layers.front().mapping();
   using dense = tessera::dist_dense<T, Policy>;
   using memory_space = typename Policy::memory_space;
@@ -176,7 +181,8 @@ mode_result infer_dense(const tessera::communicator& world, const problem<T, Pol
     lay_out(batch);
     if (b > 0) y.fill(T(0));  // fill_batch writes the batch's nonzeros only
     detail::fill_batch<T, spaces_of<Policy>>(y0_rows, y0_col_map, local_column_at(batch_first), local_column_at(batch_first + batch),
-                                  batch_first, y.local(), fill_cursor);
+                                  batch_first, y.local(), fill_cursor, next_fill_cursor);
+    std::swap(fill_cursor, next_fill_cursor);
     const bool first = b == 0;
     const auto survivors = run_layers(0, cut, first && batches > 1);
     if (cut == layers) {  // no pool (yet): these went through every layer
