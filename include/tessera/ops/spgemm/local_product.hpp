@@ -193,7 +193,8 @@ auto multiply_referenced_kokkos_kernels(const dist_matrix<T, Policy>& a, const d
 template <class T>
 struct kokkos_kernels_product_included : std::false_type {};
 
-/// `product`, its batches of rows told to `batches` (spgemm_options::batches) when that is set.
+/// `product`, its batches of rows told to `batches` (spgemm_options::batches) when that is set:
+/// every kernel's product reports them this one way.
 template <matrix_value T, matrix_policy Policy>
 local_product<T, Policy> reporting_batches(local_product<T, Policy> product, std::size_t* batches) {
   if (batches != nullptr) *batches = product.batches;
@@ -214,8 +215,7 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
   if constexpr (Paths == compiled_paths::plain) {
     static_assert(std::is_same_v<Semiring, semirings::plus_times>, "the plain product is plus-times");
     if constexpr (on_host) {
-      if (options.batches != nullptr) *options.batches = 1;
-      return multiply_gustavson(a, b, referenced, options.ring);
+      return reporting_batches(multiply_gustavson(a, b, referenced, options.ring), options.batches);
     } else {
       static_assert(kokkos_kernels_product_included<T>::value, TESSERA_SPGEMM_NEEDS_KOKKOS_KERNELS);
       return reporting_batches(multiply_referenced_kokkos_kernels(a, b, referenced), options.batches);
@@ -225,8 +225,7 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
     const bool plain = std::is_same_v<Semiring, semirings::plus_times> && unbatched;
     if constexpr (on_host) {
       if (unbatched && (options.kernel == spgemm_kernel::gustavson || options.kernel == spgemm_kernel::automatic)) {
-        if (options.batches != nullptr) *options.batches = 1;
-        return multiply_gustavson(a, b, referenced, options.ring);
+        return reporting_batches(multiply_gustavson(a, b, referenced, options.ring), options.batches);
       }
     }
     if constexpr (std::is_same_v<Semiring, semirings::plus_times>) {
@@ -276,7 +275,6 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
       ++batches;
       first = last;
     }
-    if (options.batches != nullptr) *options.batches = batches;
 
     // C's local block: compress the global columns it uses.
     const auto [used, local_cols] = compress_columns(cols, b.num_cols());
@@ -288,7 +286,8 @@ local_product<T, Policy> multiply_local(const dist_matrix<T, Policy>& a, const d
     block.row_ptr = to_view<offset_type, mem>(row_ptr, "tessera::spgemm::row_ptr");
     block.col_idx = to_view<local_index, mem>(local_cols, "tessera::spgemm::col_idx");
     block.values = to_view<T, mem>(values, "tessera::spgemm::values");
-    return {block, to_view<global_index, mem>(used, "tessera::spgemm::col_map")};
+    return reporting_batches(local_product<T, Policy>{block, to_view<global_index, mem>(used, "tessera::spgemm::col_map"), batches},
+                             options.batches);
   }
 }
 
