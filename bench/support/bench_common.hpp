@@ -24,6 +24,9 @@ struct args {
   std::string matrix_path;
   int rmat_scale = -1;
   int edge_factor = 16;
+  /// --hubs-first: R-MAT without its vertex relabelling (rmat_options::permute_vertices = false):
+  /// vertex 0 is the largest hub and the first rows hold most entries, as in a graph sorted by degree.
+  bool rmat_hubs_first = false;
   global_index laplacian_n = -1;
   global_index random_n = -1;
   int nnz_per_row = 8;
@@ -47,7 +50,7 @@ struct args {
 
 [[noreturn]] inline void usage(const char* program, int code) {
   fmt::print(code == 0 ? stdout : stderr,
-             "usage: {} (--matrix FILE.mtx | --rmat SCALE [--edge-factor 16] | --laplacian N | --random N "
+             "usage: {} (--matrix FILE.mtx | --rmat SCALE [--edge-factor 16] [--hubs-first] | --laplacian N | --random N "
              "[--nnz-per-row K]) [--seed S] [--reps N] [--backend rma|progress|aggregator] "
              "[--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--layers C] [--block B] "
              "[--stages S] [--prefetch on|off] [--vectors row_block|grid_aligned]\n",
@@ -66,6 +69,7 @@ inline args parse(int argc, char** argv) {
     if (arg == "--matrix") a.matrix_path = value();
     else if (arg == "--rmat") a.rmat_scale = std::stoi(value());
     else if (arg == "--edge-factor") a.edge_factor = std::stoi(value());
+    else if (arg == "--hubs-first") a.rmat_hubs_first = true;
     else if (arg == "--laplacian") a.laplacian_n = std::stoll(value());
     else if (arg == "--random") a.random_n = std::stoll(value());
     else if (arg == "--nnz-per-row") a.nnz_per_row = std::stoi(value());
@@ -142,7 +146,7 @@ std::string grid_name(const Mapping& m) {
 /// A short name of the input for the JSON line.
 inline std::string matrix_name(const args& a) {
   if (!a.matrix_path.empty()) return a.matrix_path;
-  if (a.rmat_scale >= 0) return fmt::format("rmat{}-ef{}", a.rmat_scale, a.edge_factor);
+  if (a.rmat_scale >= 0) return fmt::format("rmat{}-ef{}{}", a.rmat_scale, a.edge_factor, a.rmat_hubs_first ? "-hubs-first" : "");
   if (a.laplacian_n >= 0) return fmt::format("laplacian{}", a.laplacian_n);
   return fmt::format("random{}-k{}", a.random_n, a.nnz_per_row);
 }
@@ -150,7 +154,9 @@ inline std::string matrix_name(const args& a) {
 template <class T, class Policy>
 dist_matrix<T, Policy> input_matrix(const communicator& comm, const args& a) {
   if (!a.matrix_path.empty()) return read_matrix_market<T, Policy>(comm, a.matrix_path);
-  if (a.rmat_scale >= 0) return generate::rmat<T, Policy>(comm, a.rmat_scale, a.edge_factor, a.seed);
+  if (a.rmat_scale >= 0)
+    return generate::rmat<T, Policy>(comm, a.rmat_scale, a.edge_factor, a.seed,
+                                     generate::rmat_options{.permute_vertices = !a.rmat_hubs_first});
   if (a.laplacian_n >= 0) return generate::laplacian_2d<T, Policy>(comm, a.laplacian_n);
   return generate::uniform_random<T, Policy>(comm, a.random_n, a.random_n, a.nnz_per_row, a.seed);
 }

@@ -182,6 +182,71 @@ TEST_CASE("balanced SpMM kernel: an empty row list and a schedule with no split 
   CHECK(short_rows.slots == 0);
 }
 
+// The host threads' pieces of a list of rows (kernels::balanced_row_pieces): contiguous, covering
+// the list, each within one row of its share of the work, empty around a row longer than a share;
+// and the row kernel through them writes every listed row as it does a row at a time (the same
+// FMAs in the same order: the same bits), at every width path (registers, panels, row by row).
+TEST_CASE("row-loop SpMM kernel: balanced pieces of the rows cover the list and give the same bits") {
+  using Space = Kokkos::DefaultHostExecutionSpace;
+  using mem = Space::memory_space;
+  std::mt19937 gen(11);
+  const auto p = skewed_problem(gen);  // rows of 0 to 3,000 entries
+  const std::size_t n_rows = p.row_ptr.size() - 1;
+  std::vector<local_index> listed;
+  for (std::size_t r = 0; r < n_rows; ++r)
+    if (r % 5 != 3) listed.push_back(static_cast<local_index>(r));
+  std::shuffle(listed.begin(), listed.end(), gen);
+  const Kokkos::View<const offset_type*, mem> row_ptr = device_copy<Space>(p.row_ptr, "row_ptr");
+  const Kokkos::View<const local_index*, mem> rows = device_copy<Space>(listed, "rows");
+  std::uint64_t total = 0, longest = 0;
+  for (const auto r : listed) {
+    const auto work = static_cast<std::uint64_t>(p.row_ptr[static_cast<std::size_t>(r) + 1] - p.row_ptr[static_cast<std::size_t>(r)]) + 1;
+    total += work;
+    longest = std::max(longest, work);
+  }
+  for (const std::size_t wanted : {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{16}, listed.size(), 10 * listed.size()}) {
+    CAPTURE(wanted);
+    const auto bounds = kernels::balanced_row_pieces<mem>(rows, row_ptr, wanted);
+    const std::size_t pieces = bounds.extent(0) - 1;
+    REQUIRE(pieces == std::min(wanted, listed.size()));
+    REQUIRE(bounds(0) == 0);
+    REQUIRE(bounds(pieces) == listed.size());
+    std::size_t empty = 0;
+    for (std::size_t q = 0; q < pieces; ++q) {
+      REQUIRE(bounds(q) <= bounds(q + 1));
+      std::uint64_t work = 0;
+      for (std::size_t i = bounds(q); i < bounds(q + 1); ++i) {
+        const auto r = static_cast<std::size_t>(listed[i]);
+        work += static_cast<std::uint64_t>(p.row_ptr[r + 1] - p.row_ptr[r]) + 1;
+      }
+      CHECK(work <= total / pieces + longest + 1);
+      empty += bounds(q) == bounds(q + 1) ? 1 : 0;
+    }
+    if (pieces >= 16) CHECK(empty > 0);  // the 3,000-entry rows are longer than a share
+  }
+  kernels::column_sources<mem> sources{device_copy<Space>(p.local, "local"), device_copy<Space>(p.source_row, "source_row")};
+  const Kokkos::View<const local_index*, mem> entry_source =
+      kernels::entry_sources(Space{}, Kokkos::View<const local_index*, mem>(device_copy<Space>(p.col_idx, "col_idx")), sources);
+  const Kokkos::View<const double*, mem> values = device_copy<Space>(p.values, "values");
+  const auto pieces = kernels::balanced_row_pieces<mem>(rows, row_ptr, 7);
+  for (const std::size_t k : {1, 5, 8, 32, 64, 100, 130}) {
+    CAPTURE(k);
+    const auto x_local = random_block<Space>(p.local_rows, k, gen);
+    const auto x_halo = random_block<Space>(p.halo_rows, k, gen);
+    Kokkos::View<double**, Kokkos::LayoutRight, mem> by_pieces("by_pieces", n_rows, k), by_rows("by_rows", n_rows, k);
+    Kokkos::deep_copy(by_pieces, 777.0);
+    Kokkos::deep_copy(by_rows, 777.0);
+    kernels::spmm_rows<Space, double, mem>(Space{}, rows, row_ptr, entry_source, values, x_local, x_halo, by_pieces, false, pieces);
+    kernels::spmm_rows<Space, double, mem>(Space{}, rows, row_ptr, entry_source, values, x_local, x_halo, by_rows);
+    Space().fence();
+    for (std::size_t r = 0; r < n_rows; ++r)
+      for (std::size_t t = 0; t < k; ++t) {
+        REQUIRE(by_pieces(r, t) == by_rows(r, t));
+        if (r % 5 == 3) REQUIRE(by_pieces(r, t) == 777.0);
+      }
+  }
+}
+
 // Floats (SpDNN's type) through the host row loop: rows long enough that each row of X is read
 // more than 16 times, so wide widths take the packed-panel path where the build has SIMD
 // registers (test_spmm_kernels_native), and the row-by-row path otherwise; its tail columns too.

@@ -259,13 +259,24 @@ inline constexpr bool prefers_balanced_spmm = uses_device_algorithms<ExecSpace>;
 
 /// What an SpMM plan keeps per list of rows for the kernel of its execution space: the balanced
 /// kernel's schedule (made on the first product) and its partial rows on devices; on host cores
-/// the rows that share a pattern (made on the first product wide enough for them).
+/// the rows that share a pattern (made on the first product wide enough for them) and the
+/// threads' pieces of the rows the row kernel runs (balanced_row_pieces, made on the first product).
 template <class T, class MemorySpace>
 struct spmm_rows_state {
   spmm_row_schedule<MemorySpace> schedule;
   Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> partial;
   spmm_row_groups<MemorySpace> groups;
+  Kokkos::View<std::size_t*, MemorySpace> pieces;        ///< of the list of rows
+  Kokkos::View<std::size_t*, MemorySpace> other_pieces;  ///< of groups.other_rows
 };
+
+/// How many pieces the host kernels cut a list of rows into: eight per thread of ExecSpace, so
+/// that the dynamic schedule evens out what equal entry counts leave uneven (cache misses).
+template <class ExecSpace>
+std::size_t host_row_pieces(const ExecSpace& exec) {
+  const auto threads = static_cast<std::size_t>(exec.concurrency());
+  return 8 * (threads > 0 ? threads : 1);
+}
 
 /// spmm_rows or spmm_rows_balanced, whichever is the faster on ExecSpace.
 template <class ExecSpace, class T, class MemorySpace>
@@ -288,11 +299,19 @@ void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_i
         if (state.groups.groups > 0) {
           spmm_row_groups_run<ExecSpace, T, MemorySpace>(exec, state.groups, row_ptr, x_source, values, x_local, x_halo, y);
           const Kokkos::View<const local_index*, MemorySpace> others = state.groups.other_rows;
-          if (others.extent(0) > 0)
-            spmm_rows<ExecSpace, T, MemorySpace>(exec, others, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
+          if (others.extent(0) > 0) {
+            if (state.other_pieces.extent(0) == 0)
+              state.other_pieces = balanced_row_pieces(others, row_ptr, host_row_pieces(exec));
+            spmm_rows<ExecSpace, T, MemorySpace>(exec, others, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores,
+                                                 state.other_pieces);
+          }
           return;
         }
       }
+      if (state.pieces.extent(0) == 0) state.pieces = balanced_row_pieces(rows, row_ptr, host_row_pieces(exec));
+      spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores,
+                                           state.pieces);
+      return;
     }
     spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
   }

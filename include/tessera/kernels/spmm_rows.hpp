@@ -63,6 +63,78 @@ struct rows_of_x {
 };
 }  // namespace detail
 
+/// Cut points of a list of rows into `pieces` contiguous pieces of about equal work (a row's
+/// entries, plus one for its row of Y), computed on the host (host-accessible memory): piece p is
+/// the list's positions [bounds(p), bounds(p + 1)). The host kernels hand threads pieces, not
+/// equal counts of rows, so that a thread whose rows hold a power-law matrix's hubs (a graph
+/// sorted by degree, an R-MAT without its relabelling) does not run alone long after the others.
+/// A row longer than a piece's share makes the pieces around it empty, not split.
+template <class MemorySpace>
+Kokkos::View<std::size_t*, MemorySpace> balanced_row_pieces(const Kokkos::View<const local_index*, MemorySpace>& rows,
+                                                            const Kokkos::View<const offset_type*, MemorySpace>& row_ptr,
+                                                            std::size_t pieces) {
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible,
+                "balanced_row_pieces reads the rows on the host: give it host-accessible Views");
+  const std::size_t n = rows.extent(0);
+  pieces = pieces < 1 ? 1 : (n > 0 && pieces > n ? n : pieces);
+  Kokkos::View<std::size_t*, MemorySpace> bounds(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::row_pieces"),
+                                                 pieces + 1);
+  const auto work = [&](const std::size_t i) {
+    const auto r = static_cast<std::size_t>(rows(i));
+    return static_cast<std::uint64_t>(row_ptr(r + 1) - row_ptr(r)) + 1;
+  };
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < n; ++i) total += work(i);
+  bounds(0) = 0;
+  std::size_t next = 1;
+  std::uint64_t done = 0;
+  for (std::size_t i = 0; i < n && next < pieces; ++i) {
+    done += work(i);
+    while (next < pieces && done * pieces >= next * total) bounds(next++) = i + 1;
+  }
+  while (next <= pieces) bounds(next++) = n;
+  return bounds;
+}
+
+namespace detail {
+/// A host kernel's work item over a list of rows: piece p of the list, row after row in the list's
+/// order (each row's sums as one work item per row would make them). The pieces are
+/// balanced_row_pieces' when given, else `rows_per_piece` rows each.
+template <class MemorySpace, class RowBody>
+struct listed_rows_piece {
+  static constexpr std::size_t rows_per_piece = 64;
+  Kokkos::View<const std::size_t*, MemorySpace> bounds;
+  std::size_t rows;
+  RowBody body;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t p) const {
+    const bool balanced = bounds.extent(0) > 0;
+    const std::size_t first = balanced ? bounds(p) : p * rows_per_piece;
+    const std::size_t end = balanced ? bounds(p + 1) : (first + rows_per_piece < rows ? first + rows_per_piece : rows);
+    // A copy whose address never escapes: the compiler keeps the row body's Views in registers
+    // across the rows instead of reloading them after every store to Y (streaming stores may alias
+    // anything); through the member, k = 8 on R-MAT 16 ran 8-10% slower than a work item per row.
+    const RowBody row_body = body;
+    for (std::size_t i = first; i < end; ++i) row_body(i);
+  }
+};
+
+/// body(i) for every position i of a list of `rows` rows: on host spaces by pieces (above) that
+/// idle threads take as they finish (dynamic schedule), on devices a work item per row.
+template <class ExecSpace, class MemorySpace, class RowBody>
+void for_each_listed_row(const char* name, const ExecSpace& exec, const std::size_t rows,
+                         const Kokkos::View<const std::size_t*, MemorySpace>& bounds, const RowBody& body) {
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    using piece = listed_rows_piece<MemorySpace, RowBody>;
+    const std::size_t pieces =
+        bounds.extent(0) > 0 ? bounds.extent(0) - 1 : (rows + piece::rows_per_piece - 1) / piece::rows_per_piece;
+    Kokkos::parallel_for(name, Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(exec, 0, pieces),
+                         piece{bounds, rows, body});
+  } else {
+    Kokkos::parallel_for(name, Kokkos::RangePolicy<ExecSpace>(exec, 0, rows), body);
+  }
+}
+}  // namespace detail
+
 /// True when this build can write rows of Width Ts past the caches (non-temporal stores) on
 /// ExecSpace: a host space, doubles, rows of whole 64-byte lines, AVX-512 compiled in.
 template <int Width, class ExecSpace, class T>
@@ -131,10 +203,10 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
                     const Kokkos::View<const T*, MemorySpace>& values,
                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
-                    const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y) {
+                    const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y,
+                    const Kokkos::View<const std::size_t*, MemorySpace>& pieces = {}) {
   const detail::rows_of_x<T, MemorySpace> x_row{x_source, x_local, x_halo};
   const auto nnz = static_cast<offset_type>(x_source.extent(0));
-  const Kokkos::RangePolicy<ExecSpace> policy(exec, 0, rows.extent(0));
   const char* const name = Streaming ? "tessera::spmm_rows_streaming" : "tessera::spmm_rows";
   if constexpr (has_register_rows<Width, ExecSpace, T>) {
     // The row of Y in SIMD registers, written once: as a local array GCC kept it on the stack and
@@ -142,7 +214,7 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
     // chain. The sums are the same FMAs in the same order as the portable loop's.
     using vec = detail::host_vector<T>;
     constexpr int regs = Width / vec::lanes;
-    Kokkos::parallel_for(name, policy, KOKKOS_LAMBDA(const std::size_t i) {
+    detail::for_each_listed_row(name, exec, rows.extent(0), pieces, KOKKOS_LAMBDA(const std::size_t i) {
       const local_index r = rows(i);
       typename vec::reg acc[regs];
       for (int j = 0; j < regs; ++j) acc[j] = vec::zero();
@@ -162,8 +234,8 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
     });
     return;
   }
-  Kokkos::parallel_for(
-      name, policy, KOKKOS_LAMBDA(const std::size_t i) {
+  detail::for_each_listed_row(
+      name, exec, rows.extent(0), pieces, KOKKOS_LAMBDA(const std::size_t i) {
         const local_index r = rows(i);
         alignas(64) T acc[Width];
         for (int t = 0; t < Width; ++t) acc[t] = T{};
@@ -230,11 +302,12 @@ void spmm_rows_panel(const ExecSpace& exec, const Kokkos::View<const local_index
                      const Kokkos::View<const local_index*, MemorySpace>& x_source,
                      const Kokkos::View<const T*, MemorySpace>& values,
                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& panel, const local_index own_rows,
-                     const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, const local_index first) {
+                     const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, const local_index first,
+                     const Kokkos::View<const std::size_t*, MemorySpace>& pieces) {
   using vec = host_vector<T>;
   constexpr int regs = panel_width<T> / vec::lanes;
-  Kokkos::parallel_for(
-      "tessera::spmm_rows_panel", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+  for_each_listed_row(
+      "tessera::spmm_rows_panel", exec, rows.extent(0), pieces, KOKKOS_LAMBDA(const std::size_t i) {
         const local_index r = rows(i);
         typename vec::reg acc[regs];
         for (int j = 0; j < regs; ++j) acc[j] = vec::zero();
@@ -260,11 +333,12 @@ void spmm_rows_columns(const ExecSpace& exec, const Kokkos::View<const local_ind
                        const Kokkos::View<const T*, MemorySpace>& values,
                        const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                        const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
-                       const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, const local_index first) {
+                       const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, const local_index first,
+                       const Kokkos::View<const std::size_t*, MemorySpace>& pieces) {
   const rows_of_x<T, MemorySpace> x_row{x_source, x_local, x_halo};
   const auto n = static_cast<local_index>(y.extent(1)) - first;
-  Kokkos::parallel_for(
-      "tessera::spmm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+  for_each_listed_row(
+      "tessera::spmm_rows", exec, rows.extent(0), pieces, KOKKOS_LAMBDA(const std::size_t i) {
         const local_index r = rows(i);
         T* KOKKOS_RESTRICT out = &y(r, first);
         for (local_index t = 0; t < n; ++t) out[t] = T{};
@@ -297,7 +371,8 @@ void spmm_rows_columns(const ExecSpace& exec, const Kokkos::View<const local_ind
 /// For each r in `rows`: Y(r, :) = sum over the row's entries e of value(e) * (the row of X that
 /// x_source(e) names: see entry_sources).
 ///
-/// Rows run in parallel; the k loop is innermost over contiguous memory
+/// Rows run in parallel, on host spaces in pieces of the list (`pieces`: balanced_row_pieces',
+/// or 64 rows each when empty); the k loop is innermost over contiguous memory
 /// (LayoutRight), which is the loop compilers vectorise. Widths 1 to 64 that are powers of two
 /// (the common ones) accumulate a row of Y in a fixed-size local array the compiler keeps in
 /// registers, and store it once; wider rows go panel by panel of columns (spmm_rows_panel), each
@@ -309,18 +384,19 @@ void spmm_rows_fixed(const ExecSpace& exec, const Kokkos::View<const local_index
                      const Kokkos::View<const T*, MemorySpace>& values,
                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
-                     const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores) {
+                     const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores,
+                     const Kokkos::View<const std::size_t*, MemorySpace>& pieces = {}) {
   if constexpr (has_streaming_rows<Width, ExecSpace, T>) {
     if (streaming_stores && reinterpret_cast<std::uintptr_t>(y.data()) % 64 == 0) {
       // A large Y is written once and not read again soon: writing its lines without reading
       // them first saves a third of the memory traffic of a k >= 8 product.
-      spmm_rows_pass<Width, true>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y);
+      spmm_rows_pass<Width, true>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, pieces);
       exec.fence();
       detail::stream_fence();
       return;
     }
   }
-  spmm_rows_pass<Width, false>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y);
+  spmm_rows_pass<Width, false>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, pieces);
 }
 
 template <class ExecSpace, class T, class MemorySpace>
@@ -330,16 +406,17 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
                const Kokkos::View<const T*, MemorySpace>& values,
                const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
-               const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores = false) {
+               const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores = false,
+               const Kokkos::View<const std::size_t*, MemorySpace>& pieces = {}) {
   const auto k = static_cast<local_index>(y.extent(1));
   switch (k) {
-    case 1: return spmm_rows_fixed<1>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
-    case 2: return spmm_rows_fixed<2>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
-    case 4: return spmm_rows_fixed<4>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
-    case 8: return spmm_rows_fixed<8>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
-    case 16: return spmm_rows_fixed<16>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
-    case 32: return spmm_rows_fixed<32>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
-    case 64: return spmm_rows_fixed<64>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);
+    case 1: return spmm_rows_fixed<1>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores, pieces);
+    case 2: return spmm_rows_fixed<2>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores, pieces);
+    case 4: return spmm_rows_fixed<4>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores, pieces);
+    case 8: return spmm_rows_fixed<8>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores, pieces);
+    case 16: return spmm_rows_fixed<16>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores, pieces);
+    case 32: return spmm_rows_fixed<32>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores, pieces);
+    case 64: return spmm_rows_fixed<64>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores, pieces);
     default: break;
   }
   // Any other width (SpDNN's batches: hundreds to thousands of images) in column panels.
@@ -355,10 +432,11 @@ void spmm_rows(const ExecSpace& exec, const Kokkos::View<const local_index*, Mem
         done > 0 ? x_local.extent(0) + x_halo.extent(0) : 0, detail::panel_width<T>);
     for (local_index first = 0; first < done; first += detail::panel_width<T>) {
       detail::pack_x_panel(exec, x_local, x_halo, panel, first);
-      detail::spmm_rows_panel<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, panel, own_rows, y, first);
+      detail::spmm_rows_panel<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, panel, own_rows, y, first,
+                                                         pieces);
     }
   }
-  if (done < k) detail::spmm_rows_columns(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, done);
+  if (done < k) detail::spmm_rows_columns(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, done, pieces);
 }
 
 }  // namespace tessera::kernels
