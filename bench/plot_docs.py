@@ -584,20 +584,24 @@ def plot_peak(peak: Peak | None, written: list[str]) -> None:
 # (d) threads against ranks
 # ---------------------------------------------------------------------------------------------
 def plot_thread_rank_scaling(peak: Peak | None, written: list[str]) -> None:
-    """Same tessera benchmark and input at several (ranks, threads per rank): lines whose "threads"
-    field says how many threads each rank ran. Peers' lines (GraphBLAS's threads) are not tessera's
-    scaling and are left out."""
-    groups: dict[tuple, dict[tuple[int, int], float]] = defaultdict(dict)
+    """Same tessera benchmark and input at several (ranks, threads per rank), from the runs of
+    bench/run_threads.sh (threads-*.jsonl: 1 rank x T threads and T ranks x 1 thread alternated in
+    one run, on one machine), one panel per run and input. Lines of other files are left out: a
+    GPU machine's host threads or another day's machine would mix into one curve. Peers' lines
+    (GraphBLAS's threads) are not tessera's scaling either."""
+    groups: dict[tuple, dict[tuple[int, int], list[float]]] = defaultdict(dict)
     sources = set()
-    for path in sorted(RESULTS.glob("*.jsonl")):
+    for path in sorted(RESULTS.glob("threads-*.jsonl")):
         for d in read_lines(path.name):
-            if "threads" not in d or "peer" in d or d["bench"].startswith("peer_") or "seconds" not in d:
+            if "threads" not in d or "peer" in d or d["bench"].startswith("peer_") or "seconds" not in d or "variant" in d:
                 continue
-            what = (d["bench"], d.get("op") or d.get("mode") or "", str(d.get("matrix") or d.get("neurons") or ""),
-                    d.get("backend", ""))
-            groups[what][(d["np"], d["threads"])] = d["seconds"]
+            what = (path.stem, d["bench"], d.get("op") or d.get("mode") or "",
+                    str(d.get("matrix") or d.get("neurons") or ""), d.get("backend", ""))
+            groups[what].setdefault((d["np"], d["threads"]), []).append(d["seconds"])
             sources.add(path.name)
-    groups = {k: v for k, v in groups.items() if len(v) >= 2 and any(t > 1 for _, t in v)}
+    # A run's rounds: the low median, a value one of its lines holds.
+    groups = {k: {p: statistics.median_low(s) for p, s in v.items()} for k, v in groups.items()
+              if len(v) >= 2 and any(t > 1 for _, t in v)}
     if not groups:
         print("skipped scaling-threads-ranks.svg: no results line of a tessera benchmark carries a "
               "\"threads\" field with more than one thread per rank (Kokkos runs Serial in every run so far); "

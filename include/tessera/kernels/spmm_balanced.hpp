@@ -260,7 +260,8 @@ inline constexpr bool prefers_balanced_spmm = uses_device_algorithms<ExecSpace>;
 /// What an SpMM plan keeps per list of rows for the kernel of its execution space: the balanced
 /// kernel's schedule (made on the first product) and its partial rows on devices; on host cores
 /// the rows that share a pattern (made on the first product wide enough for them) and the
-/// threads' pieces of the rows the row kernel runs (balanced_row_pieces, made on the first product).
+/// threads' pieces of the rows the row kernel runs (balanced_row_pieces, made on the first product
+/// where ExecSpace has more than one thread).
 template <class T, class MemorySpace>
 struct spmm_rows_state {
   spmm_row_schedule<MemorySpace> schedule;
@@ -270,12 +271,13 @@ struct spmm_rows_state {
   Kokkos::View<std::size_t*, MemorySpace> other_pieces;  ///< of groups.other_rows
 };
 
-/// How many pieces the host kernels cut a list of rows into: eight per thread of ExecSpace, so
-/// that the dynamic schedule evens out what equal entry counts leave uneven (cache misses).
+/// How many pieces the host kernels cut a list of rows into on ExecSpace: eight per thread, so
+/// that the dynamic schedule evens out what equal entry counts leave uneven (cache misses); none
+/// (a work item per row) with one thread.
 template <class ExecSpace>
 std::size_t host_row_pieces(const ExecSpace& exec) {
   const auto threads = static_cast<std::size_t>(exec.concurrency());
-  return 8 * (threads > 0 ? threads : 1);
+  return threads > 1 ? 8 * threads : 0;
 }
 
 /// spmm_rows or spmm_rows_balanced, whichever is the faster on ExecSpace.
@@ -300,7 +302,7 @@ void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_i
           spmm_row_groups_run<ExecSpace, T, MemorySpace>(exec, state.groups, row_ptr, x_source, values, x_local, x_halo, y);
           const Kokkos::View<const local_index*, MemorySpace> others = state.groups.other_rows;
           if (others.extent(0) > 0) {
-            if (state.other_pieces.extent(0) == 0)
+            if (state.other_pieces.extent(0) == 0 && host_row_pieces(exec) > 0)
               state.other_pieces = balanced_row_pieces(others, row_ptr, host_row_pieces(exec));
             spmm_rows<ExecSpace, T, MemorySpace>(exec, others, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores,
                                                  state.other_pieces);
@@ -308,7 +310,8 @@ void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_i
           return;
         }
       }
-      if (state.pieces.extent(0) == 0) state.pieces = balanced_row_pieces(rows, row_ptr, host_row_pieces(exec));
+      if (state.pieces.extent(0) == 0 && host_row_pieces(exec) > 0)
+        state.pieces = balanced_row_pieces(rows, row_ptr, host_row_pieces(exec));
       spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores,
                                            state.pieces);
       return;

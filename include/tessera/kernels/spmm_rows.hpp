@@ -97,41 +97,34 @@ Kokkos::View<std::size_t*, MemorySpace> balanced_row_pieces(const Kokkos::View<c
 }
 
 namespace detail {
-/// A host kernel's work item over a list of rows: piece p of the list, row after row in the list's
-/// order (each row's sums as one work item per row would make them). The pieces are
-/// balanced_row_pieces' when given, else `rows_per_piece` rows each.
+/// A host kernel's work item over a list of rows: piece p of the list (balanced_row_pieces'
+/// bounds), row after row in the list's order, each row's sums as a work item per row makes them.
 template <class MemorySpace, class RowBody>
 struct listed_rows_piece {
-  static constexpr std::size_t rows_per_piece = 64;
   Kokkos::View<const std::size_t*, MemorySpace> bounds;
-  std::size_t rows;
   RowBody body;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t p) const {
-    const bool balanced = bounds.extent(0) > 0;
-    const std::size_t first = balanced ? bounds(p) : p * rows_per_piece;
-    const std::size_t end = balanced ? bounds(p + 1) : (first + rows_per_piece < rows ? first + rows_per_piece : rows);
-    // A copy whose address never escapes: the compiler keeps the row body's Views in registers
-    // across the rows instead of reloading them after every store to Y (streaming stores may alias
-    // anything); through the member, k = 8 on R-MAT 16 ran 8-10% slower than a work item per row.
-    const RowBody row_body = body;
-    for (std::size_t i = first; i < end; ++i) row_body(i);
+    const std::size_t end = bounds(p + 1);
+    for (std::size_t i = bounds(p); i < end; ++i) body(i);
   }
 };
 
-/// body(i) for every position i of a list of `rows` rows: on host spaces by pieces (above) that
-/// idle threads take as they finish (dynamic schedule), on devices a work item per row.
+/// body(i) for every position i of a list of `rows` rows: with `bounds` (host spaces with
+/// threads: spmm_rows_for_space makes them), by pieces that idle threads take as they finish
+/// (dynamic schedule); without, a work item per row. One thread (Serial) keeps the work item per
+/// row: the same order either way, and the row loop compiled inside the piece loop measured up to
+/// 20% slower on one thread at k = 8 (2 ranks, R-MAT 16 and the Laplacian 512²).
 template <class ExecSpace, class MemorySpace, class RowBody>
 void for_each_listed_row(const char* name, const ExecSpace& exec, const std::size_t rows,
                          const Kokkos::View<const std::size_t*, MemorySpace>& bounds, const RowBody& body) {
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    using piece = listed_rows_piece<MemorySpace, RowBody>;
-    const std::size_t pieces =
-        bounds.extent(0) > 0 ? bounds.extent(0) - 1 : (rows + piece::rows_per_piece - 1) / piece::rows_per_piece;
-    Kokkos::parallel_for(name, Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(exec, 0, pieces),
-                         piece{bounds, rows, body});
-  } else {
-    Kokkos::parallel_for(name, Kokkos::RangePolicy<ExecSpace>(exec, 0, rows), body);
+    if (bounds.extent(0) > 1) {
+      Kokkos::parallel_for(name, Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(exec, 0, bounds.extent(0) - 1),
+                           listed_rows_piece<MemorySpace, RowBody>{bounds, body});
+      return;
+    }
   }
+  Kokkos::parallel_for(name, Kokkos::RangePolicy<ExecSpace>(exec, 0, rows), body);
 }
 }  // namespace detail
 
@@ -371,8 +364,8 @@ void spmm_rows_columns(const ExecSpace& exec, const Kokkos::View<const local_ind
 /// For each r in `rows`: Y(r, :) = sum over the row's entries e of value(e) * (the row of X that
 /// x_source(e) names: see entry_sources).
 ///
-/// Rows run in parallel, on host spaces in pieces of the list (`pieces`: balanced_row_pieces',
-/// or 64 rows each when empty); the k loop is innermost over contiguous memory
+/// Rows run in parallel (with `pieces`, balanced_row_pieces' bounds, threads take pieces of the
+/// list); the k loop is innermost over contiguous memory
 /// (LayoutRight), which is the loop compilers vectorise. Widths 1 to 64 that are powers of two
 /// (the common ones) accumulate a row of Y in a fixed-size local array the compiler keeps in
 /// registers, and store it once; wider rows go panel by panel of columns (spmm_rows_panel), each
