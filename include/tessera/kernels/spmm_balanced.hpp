@@ -296,24 +296,25 @@ void spmm_rows_for_space(const ExecSpace& exec, const Kokkos::View<const local_i
                                                   state.partial);
   } else {
     if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
+      // The threads' pieces of a list, cut on its first product (none with one thread).
+      const auto pieces_of = [&](Kokkos::View<std::size_t*, MemorySpace>& bounds,
+                                 const Kokkos::View<const local_index*, MemorySpace>& list) {
+        if (bounds.extent(0) == 0 && host_row_pieces(exec) > 0) bounds = balanced_row_pieces(list, row_ptr, host_row_pieces(exec));
+        return Kokkos::View<const std::size_t*, MemorySpace>(bounds);
+      };
       if (has_row_groups_kernel<ExecSpace, T>(y.extent(1))) {
         if (!state.groups.made) state.groups = spmm_row_groups<MemorySpace>::make(rows, row_ptr, x_source);
         if (state.groups.groups > 0) {
           spmm_row_groups_run<ExecSpace, T, MemorySpace>(exec, state.groups, row_ptr, x_source, values, x_local, x_halo, y);
           const Kokkos::View<const local_index*, MemorySpace> others = state.groups.other_rows;
-          if (others.extent(0) > 0) {
-            if (state.other_pieces.extent(0) == 0 && host_row_pieces(exec) > 0)
-              state.other_pieces = balanced_row_pieces(others, row_ptr, host_row_pieces(exec));
+          if (others.extent(0) > 0)
             spmm_rows<ExecSpace, T, MemorySpace>(exec, others, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores,
-                                                 state.other_pieces);
-          }
+                                                 pieces_of(state.other_pieces, others));
           return;
         }
       }
-      if (state.pieces.extent(0) == 0 && host_row_pieces(exec) > 0)
-        state.pieces = balanced_row_pieces(rows, row_ptr, host_row_pieces(exec));
       spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores,
-                                           state.pieces);
+                                           pieces_of(state.pieces, rows));
       return;
     }
     spmm_rows<ExecSpace, T, MemorySpace>(exec, rows, row_ptr, x_source, values, x_local, x_halo, y, streaming_stores);

@@ -197,7 +197,7 @@ void spmm_rows_pass(const ExecSpace& exec, const Kokkos::View<const local_index*
                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                     const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                     const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y,
-                    const Kokkos::View<const std::size_t*, MemorySpace>& pieces = {}) {
+                    const Kokkos::View<const std::size_t*, MemorySpace>& pieces) {
   const detail::rows_of_x<T, MemorySpace> x_row{x_source, x_local, x_halo};
   const auto nnz = static_cast<offset_type>(x_source.extent(0));
   const char* const name = Streaming ? "tessera::spmm_rows_streaming" : "tessera::spmm_rows";
@@ -378,7 +378,7 @@ void spmm_rows_fixed(const ExecSpace& exec, const Kokkos::View<const local_index
                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_halo,
                      const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& y, bool streaming_stores,
-                     const Kokkos::View<const std::size_t*, MemorySpace>& pieces = {}) {
+                     const Kokkos::View<const std::size_t*, MemorySpace>& pieces) {
   if constexpr (has_streaming_rows<Width, ExecSpace, T>) {
     if (streaming_stores && reinterpret_cast<std::uintptr_t>(y.data()) % 64 == 0) {
       // A large Y is written once and not read again soon: writing its lines without reading
