@@ -11,6 +11,7 @@
 // a DGEMM run on every rank, so that the host's drift cancels.
 #include "support/bench_common.hpp"
 #include "support/block_sparse_problems.hpp"
+#include "tessera/kernels/host_blas.hpp"
 
 #include <KokkosBlas3_gemm.hpp>
 
@@ -82,6 +83,13 @@ options parse(int argc, char** argv) {
     else usage(2);
   }
   return o;
+}
+
+/// The host BLAS and the kernels it runs ("OpenBLAS SkylakeX"; "other" when it is not OpenBLAS): an
+/// OpenBLAS older than the CPU runs its SSE3 kernels, 4x slower (kernels/host_blas.hpp).
+std::string host_blas_name() {
+  const auto blas = tessera::kernels::host_blas();
+  return blas.library.empty() ? "other" : blas.library + " " + blas.core;
 }
 
 /// The system BLAS's one-core DGEMM on 1536 x 1536 operands, in GFLOP/s.
@@ -158,12 +166,12 @@ void measure(const communicator& comm, const options& opt, const std::string& pr
     fmt::print("{{\"bench\": \"bsgemm\", \"matrix\": \"{}\", \"m\": {}, \"n\": {}, \"k\": {}, \"np\": {}, \"threads\": {}, "
                "\"grid\": \"{}x{}\", \"backend\": \"{}\", \"tile_kernel\": \"{}\", \"a_read\": \"{}\", \"density_a\": {:.4f}, \"density_b\": {:.4f}, "
                "\"density_c\": {:.4f}, \"flops\": {:.6g}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.3f}, "
-               "\"dgemm_gflops_per_core\": {:.3f}, \"efficiency\": {:.3f}, \"blocks\": {}, \"chunks\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, "
+               "\"dgemm_gflops_per_core\": {:.3f}, \"host_blas\": \"{}\", \"efficiency\": {:.3f}, \"blocks\": {}, \"chunks\": {}, \"checksum\": {:.10g}, \"bytes_sent\": {}, "
                "\"messages_sent\": {}, \"peak_rss_mb\": {:.1f}}}\n",
                problem, a.num_rows(), b.num_cols(), a.num_cols(), comm.size(), tessera::bench::threads(), a.mapping().grid().p,
                a.mapping().grid().q, Backend::name(), plan.packed_tiles() ? "packed" : "blas",
                plan.read_a_in_place() ? "in_place" : "fetched", a.density(), b.density(), c.density(), plan.flops(), seconds,
-               opt.reps, gflops, per_core, efficiency, blocks, chunks, sum, traffic.total.bytes,
+               opt.reps, gflops, per_core, host_blas_name(), efficiency, blocks, chunks, sum, traffic.total.bytes,
                traffic.total.messages, rss);
 }
 
@@ -178,8 +186,8 @@ void run(const communicator& comm, const options& opt) {
   const double per_core = comm.sum(dgemm_reference{}.best()) / comm.size();
   if (comm.rank() == 0)
     fmt::print("{{\"bench\": \"dgemm_reference\", \"matrix\": \"dense1536\", \"np\": {}, \"backend\": \"blas\", "
-               "\"gflops_per_core\": {:.3f}, \"target_gflops\": {:.3f}}}\n",
-               comm.size(), per_core, 0.8 * per_core * comm.size());
+               "\"host_blas\": \"{}\", \"gflops_per_core\": {:.3f}, \"target_gflops\": {:.3f}}}\n",
+               comm.size(), host_blas_name(), per_core, 0.8 * per_core * comm.size());
 
   if (opt.synthetic)
     for (const auto& [lo, hi] : opt.tiles)

@@ -16,6 +16,9 @@ tiles=${TILES:-128:512,32:128}
 kernels=${KERNELS:-auto blas}
 a_memory=${A_MEMORY:-shared}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# OpenBLAS older than the CPU falls back to its SSE3 kernels; name the ones the CPU can run.
+openblas_coretype="$("$(dirname "${BASH_SOURCE[0]}")/../tools/openblas-coretype.sh")"
+if [ -n "$openblas_coretype" ]; then export OPENBLAS_CORETYPE="$openblas_coretype"; fi
 run() { mpiexec --allow-run-as-root --oversubscribe -n "$@"; }
 dbcsr="$build/bench/peers_dbcsr/bench_peer_dbcsr_bsgemm"
 

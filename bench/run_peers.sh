@@ -23,6 +23,9 @@ IFS=';' read -r -a transpose_inputs <<< "${TRANSPOSE_INPUTS:---rmat 16;--laplaci
 IFS=';' read -r -a combblas_inputs <<< "${COMBBLAS_INPUTS:---rmat 14;--laplacian 512}"
 combblas_np=${COMBBLAS_NP:-1 4}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# OpenBLAS older than the CPU falls back to its SSE3 kernels; name the ones the CPU can run.
+openblas_coretype="$("$(dirname "${BASH_SOURCE[0]}")/../tools/openblas-coretype.sh")"
+if [ -n "$openblas_coretype" ]; then export OPENBLAS_CORETYPE="$openblas_coretype"; fi
 run() { mpiexec --allow-run-as-root --oversubscribe -n "$@"; }
 have() { [[ -x "$build/bench/peers/$1" ]]; }
 

@@ -19,6 +19,9 @@ while [[ $# -gt 0 ]]; do
 done
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# OpenBLAS older than the CPU falls back to its SSE3 kernels; name the ones the CPU can run.
+openblas_coretype="$("$(dirname "${BASH_SOURCE[0]}")/../tools/openblas-coretype.sh")"
+if [ -n "$openblas_coretype" ]; then export OPENBLAS_CORETYPE="$openblas_coretype"; fi
 spdnn="$build/examples/spdnn/tessera-spdnn"
 peer="$build/bench/peers_graphblas/bench_peer_graphblas_spdnn"
 [[ -x "$spdnn" ]] || { echo "build tessera-spdnn first: cmake --build --preset release --target tessera-spdnn" >&2; exit 1; }

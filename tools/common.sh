@@ -9,3 +9,6 @@ if mpiexec --version 2>/dev/null | grep -qE "Open MPI|OpenRTE"; then
   [ "$(id -u)" -eq 0 ] && mpiexec_cmd+=(--allow-run-as-root)
 fi
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
+# OpenBLAS older than the CPU falls back to its SSE3 kernels; name the ones the CPU can run.
+openblas_coretype="$("$root/tools/openblas-coretype.sh")"
+if [ -n "$openblas_coretype" ]; then export OPENBLAS_CORETYPE="$openblas_coretype"; fi

@@ -32,6 +32,7 @@
 #include "../comm/communicator.hpp"
 #include "../concepts/distribution.hpp"
 #include "../core/error.hpp"
+#include "../kernels/host_blas.hpp"
 #include "../kernels/packed_tile_gemm.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../matrix/make_block_sparse.hpp"
@@ -128,6 +129,8 @@ class bsgemm_plan {
     const bool packed = options_.tile_kernel == bsgemm_tile_kernel::packed ||
                         (options_.tile_kernel == bsgemm_tile_kernel::automatic && host_space &&
                          kernels::has_simd_tile_kernel<T>);
+    // A host BLAS older than the CPU runs its oldest kernels (kernels/host_blas.hpp): say so once.
+    if (host_space && !packed && comm_.rank() == 0) kernels::host_blas_warning("bsgemm's blas tile kernel");
     executor_ = detail::bsgemm_executor<T, execution_space>(packed, schedule_);
     transport_ = std::make_unique<transport_type>(comm_, schedule_);
   }
