@@ -62,6 +62,9 @@ std::vector<std::array<int, 3>> shapes() {
   out.push_back({mr + 5, 2 * nr + 3, 512});
   out.push_back({7, nr - 2, 1024});
   out.push_back({2 * mr, nr + 1, 2048});
+  // A taller than one L2 block of rows (1.25 MiB over a depth block): blocks of equal panels, the
+  // last one partial, over two depth blocks.
+  out.push_back({1100, nr + 3, 520});
   // Every edge-block width, and partial panels of every register count.
   for (int cols = 1; cols <= nr; ++cols) out.push_back({mr + 1 + (cols * 5) % mr, nr + cols, 4});
   return out;
