@@ -224,6 +224,69 @@ TEST_CASE("spmm with scattered halo rows fetches one packed block per owner (mpi
   check_product(a, k);
 }
 
+TEST_CASE("spmm reads X in place where X lies in node-shared memory" * doctest::skip(test::shared_windows_disabled())) {
+  using P = policy<row_block, csr, mpi_rma>;
+  const auto& comm = test::world();
+  const int p = comm.size();
+  const auto require_equal = [&](const dist_dense<double, P>& y, const std::vector<double>& reference, double scale) {
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y.local());
+    const auto k = static_cast<std::size_t>(y.num_vectors());
+    for (std::size_t i = 0; i < host.extent(0); ++i)
+      for (std::size_t t = 0; t < k; ++t) {
+        const double expected = scale * reference[static_cast<std::size_t>(y.row_begin() + static_cast<global_index>(i)) * k + t];
+        INFO("row " << y.row_begin() + static_cast<global_index>(i) << " column " << t);
+        REQUIRE(std::abs(host(i, t) - expected) <= 1e-12 * (1.0 + std::abs(expected)));
+      }
+  };
+  for (const int ranks_per_node : {0, 1, 2}) {
+    // In place only where every rank's reads stay on its (emulated) node; otherwise fetched.
+    const bool one_node = ranks_per_node == 0 || ranks_per_node >= p;
+    for (const global_index k : {1, 8, 32}) {
+      const std::vector<dist_matrix<double, P>> matrices{
+          generate::rmat<double, P>(comm, 7, 8, 3),                // power law, empty rows
+          generate::uniform_random<double, P>(comm, 37, 23, 4, 5),  // rectangular
+          generate::laplacian_2d<double, P>(comm, 9),               // banded
+          generate::uniform_random<double, P>(comm, 3, 5, 2, 1)};   // fewer rows than ranks
+      for (const auto& a : matrices) {
+        INFO(ranks_per_node << " ranks per node, k = " << k << ", A " << a.num_rows() << " x " << a.num_cols());
+        dist_dense<double, P> x(comm, a.num_cols(), k);
+        x.fill(x_value);
+        const auto shared = share_on_node(x, ranks_per_node);
+        REQUIRE(is_node_shared(shared));
+        REQUIRE_FALSE(is_node_shared(x));
+        const auto reference = reference_product(gather_to_all(a), k);
+        require_equal(spmm(a, shared), reference, 1.0);  // plan made now: apply agrees by itself
+        comm.stats().reset();
+        require_equal(spmm(a, shared), reference, 1.0);  // kept plan: agreed in the lookup
+        auto& plan = spmm_plan_for(a, shared);
+        std::vector<std::int64_t> fetched{static_cast<std::int64_t>(plan.halo_rows())};
+        comm.allreduce_inplace(fetched, MPI_SUM);
+        const traffic moved = reduce_traffic(comm, "spmm").total;
+        if (one_node || fetched[0] == 0) CHECK(moved == traffic{});  // nothing through the backend
+        else CHECK(moved.bytes > 0);
+        CHECK((plan.agree_x_rows_read(shared) == spmm_plan<double, P>::x_rows_read::in_place) ==
+              (one_node && fetched[0] > 0));
+        // New values written in place between products are read by the next one.
+        const auto local = shared.local();
+        for (std::size_t i = 0; i < local.extent(0); ++i)
+          for (std::size_t t = 0; t < local.extent(1); ++t) local(i, t) *= 2.0;
+        require_equal(spmm(a, shared), reference, 2.0);
+        // Through the plan, and with one rank passing X in private memory: that product fetches.
+        dist_dense<double, P> y(comm, a.mapping(), k);
+        plan.apply(a, shared, y);
+        require_equal(y, reference, 2.0);
+        dist_dense<double, P> doubled(comm, a.num_cols(), k);
+        doubled.fill([](global_index i, global_index j) { return 2.0 * x_value(i, j); });
+        const dist_dense<double, P>& mixed = comm.rank() == 0 ? doubled : shared;
+        CHECK(plan.agree_x_rows_read(mixed) == spmm_plan<double, P>::x_rows_read::fetched);
+        require_equal(spmm(a, mixed), reference, 2.0);
+        plan.apply(a, mixed, y);
+        require_equal(y, reference, 2.0);
+      }
+    }
+  }
+}
+
 TEST_CASE("spmm rejects shapes that do not match, on every rank") {
   using P = policy<row_block, csr, mpi_rma>;
   const auto& comm = test::world();

@@ -27,6 +27,16 @@ namespace detail {
 inline std::uint64_t last_node_shared_id = 0;
 }  // namespace detail
 
+/// How a node_shared_array lays the parts of a node's ranks out in its window.
+enum class node_layout {
+  /// Each rank's part in pages of its own, first touched by its owner (MPI's
+  /// `alloc_shared_noncontig`): the parts are separate arrays.
+  separate_pages,
+  /// The parts of a node one after another in rank order, as one array (node_span): a kernel
+  /// reads every part on the node through one base pointer and an offset (offset_on_node).
+  contiguous,
+};
+
 /// `n` elements on each rank of a communicator, allocated in its node's
 /// shared-memory window: a rank reads (and may write) the elements of every
 /// rank on its node in place.
@@ -42,7 +52,9 @@ class node_shared_array {
   /// Collective over `comm`: `n` elements on this rank. `ranks_per_node` > 0
   /// emulates nodes of that many consecutive ranks within each real node (to
   /// test code that treats node peers and other ranks apart on one machine).
-  node_shared_array(const communicator& comm, std::size_t n, int ranks_per_node = 0) : comm_(comm) {
+  node_shared_array(const communicator& comm, std::size_t n, int ranks_per_node = 0,
+                    node_layout layout = node_layout::separate_pages)
+      : comm_(comm), layout_(layout) {
     const int fewest = comm.min(ranks_per_node), most = comm.max(ranks_per_node);
     TESSERA_REQUIRE(fewest == most && fewest >= 0, invalid_argument,
                     "node_shared_array: ranks_per_node must be the same non-negative count on every rank (got {} to {})",
@@ -78,6 +90,25 @@ class node_shared_array {
                     rank, comm_.rank());
     return peers_[static_cast<std::size_t>(rank)];
   }
+  /// The layout the array was made with.
+  [[nodiscard]] node_layout layout() const noexcept { return layout_; }
+  /// The whole window of this rank's node, every part of it in rank order (node_layout::contiguous
+  /// only; throws otherwise).
+  [[nodiscard]] std::span<T> node_span() const {
+    TESSERA_REQUIRE(layout_ == node_layout::contiguous, invalid_argument,
+                    "node_shared_array: node_span() needs an array made with node_layout::contiguous");
+    return node_span_;
+  }
+  /// Where the part of `rank`, a rank on this node, starts in node_span() (in elements;
+  /// node_layout::contiguous only).
+  [[nodiscard]] std::size_t offset_on_node(int rank) const {
+    const auto part = peer(rank);
+    (void)node_span();
+    if (part.empty()) return 0;
+    // Both lie in the one window MPI allocated for the node (contiguous layout).
+    return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(part.data()) -
+                                    reinterpret_cast<std::uintptr_t>(node_span_.data())) / sizeof(T);
+  }
   /// The same on every rank of the communicator, and different for every array this process makes.
   [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
   [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
@@ -104,10 +135,11 @@ class node_shared_array {
     TESSERA_MPI(MPI_Allgather(&me, 1, MPI_INT, node_members.data(), 1, MPI_INT, node_));
     node_of_ = comm.allgather(node_members.front());
 
-    // Each rank's part in its own pages (not packed against its neighbours'), first touched by its owner.
+    // separate_pages: each rank's part in its own pages (not packed against its neighbours'),
+    // first touched by its owner. contiguous: MPI's default, the parts back to back.
     MPI_Info info = MPI_INFO_NULL;
     TESSERA_MPI(MPI_Info_create(&info));
-    TESSERA_MPI(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+    if (layout_ == node_layout::separate_pages) TESSERA_MPI(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
     void* base = nullptr;
     const int status = MPI_Win_allocate_shared(static_cast<MPI_Aint>(n * sizeof(T)), static_cast<int>(sizeof(T)),
                                                info, node_, &base, &window_);
@@ -135,6 +167,21 @@ class node_shared_array {
       const auto rank = static_cast<std::size_t>(node_members[static_cast<std::size_t>(node_rank)]);
       peers_[rank] = std::span<T>(static_cast<T*>(at), static_cast<std::size_t>(extents[rank]));
     }
+    if (layout_ == node_layout::contiguous) {
+      // The node's window runs from its first non-empty part to the end of its last one (MPI may
+      // place an empty part anywhere, or nowhere).
+      std::uintptr_t begin = 0, end = 0;
+      for (const int member : node_members) {
+        const auto& part = peers_[static_cast<std::size_t>(member)];
+        if (part.empty()) continue;
+        const auto at = reinterpret_cast<std::uintptr_t>(part.data());
+        TESSERA_REQUIRE(end == 0 || (at >= end && (at - begin) % sizeof(T) == 0), internal,
+                        "node_shared_array: MPI laid the parts of a contiguous window out of rank order");
+        if (end == 0) begin = at;
+        end = at + part.size() * sizeof(T);
+      }
+      if (end != 0) node_span_ = std::span<T>(reinterpret_cast<T*>(begin), (end - begin) / sizeof(T));
+    }
     // Unique in this process and the same on every rank of `comm`.
     id_ = comm.max(detail::last_node_shared_id + 1);
     detail::last_node_shared_id = id_;
@@ -153,6 +200,8 @@ class node_shared_array {
   }
 
   communicator comm_;
+  node_layout layout_ = node_layout::separate_pages;
+  std::span<T> node_span_;
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Win window_ = MPI_WIN_NULL;
   std::span<T> local_;

@@ -9,6 +9,7 @@
 #include "../core/deep_copy.hpp"
 #include "detail/same_mapping.hpp"
 #include "../comm/communicator.hpp"
+#include "../comm/node_shared_array.hpp"
 #include "../concepts/distribution.hpp"
 #include "../core/device_algorithms.hpp"
 #include "../core/error.hpp"
@@ -20,6 +21,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -110,6 +112,23 @@ class dist_dense {
     });
   }
 
+  /// Rows split as in `rows_like`, this rank's rows held in its part of `memory`, a node-shared
+  /// array of exactly rows x num_vectors elements on every rank (share_on_node makes such blocks):
+  /// node peers read them in place (spmm does). The block keeps the memory alive. Collective: a
+  /// part of another size on any rank throws on every rank.
+  dist_dense(const communicator& comm, const mapping_type& rows_like, global_index num_vectors,
+             std::shared_ptr<node_shared_array<T>> memory)
+    requires(bool{Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible})
+      : dist_dense(comm, rows_like, view_type(memory->local().data(), rows_in(comm, rows_like, num_vectors, *memory),
+                                              static_cast<std::size_t>(std::max<global_index>(num_vectors, 0)))) {
+    comm_.collectively([&] {
+      TESSERA_REQUIRE(memory->local().size() == local_.span(), dimension_mismatch,
+                      "dist_dense: rank {}'s part of the node-shared memory holds {} elements, not its {} x {} block",
+                      comm_.rank(), memory->local().size(), local_.extent(0), local_.extent(1));
+    });
+    node_shared_ = std::move(memory);
+  }
+
   /// Copies share the local View (a handle). A move is such a copy: the moved-from block stays
   /// the block it was, so using it after std::move is valid, never a null dereference.
   dist_dense(const dist_dense&) = default;
@@ -147,6 +166,8 @@ class dist_dense {
   [[nodiscard]] const communicator& comm() const noexcept { return comm_; }
   [[nodiscard]] const mapping_type& mapping() const noexcept { return mapping_; }
   [[nodiscard]] const view_type& local() const noexcept { return local_; }
+  /// The node-shared memory this rank's rows lie in (share_on_node), or null: rows in private memory.
+  [[nodiscard]] const std::shared_ptr<node_shared_array<T>>& node_shared() const noexcept { return node_shared_; }
 
   /// The whole block, row-major, on `root` (nothing elsewhere). Collective.
   [[nodiscard]] std::optional<std::vector<T>> gather_to_root(int root = 0) const {
@@ -188,6 +209,13 @@ class dist_dense {
     detail::zero_rows<execution_space>(local_);
   }
 
+  // The rows a node-shared part of `memory` holds at this width (the row split's, without width).
+  static std::size_t rows_in(const communicator& comm, const mapping_type& rows_like, global_index num_vectors,
+                             const node_shared_array<T>& memory) {
+    if (num_vectors > 0) return memory.local().size() / static_cast<std::size_t>(num_vectors);
+    return rows_like.num_ranks() == comm.size() ? static_cast<std::size_t>(rows_like.extents(comm.rank()).rows) : 0;
+  }
+
   static mapping_type checked_mapping(const communicator& comm, const typename Policy::distribution_type& distribution,
                                       global_index rows, global_index num_vectors) {
     return comm.collectively([&] {
@@ -200,6 +228,7 @@ class dist_dense {
   communicator comm_;
   mapping_type mapping_;
   view_type local_;
+  std::shared_ptr<node_shared_array<T>> node_shared_;
 };
 
 }  // namespace tessera

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,9 @@ template <class Plan>
 struct found_plan {
   Plan& plan;
   bool kept;
+  /// For a kept plan whose `fits` answered with a number: that number where every rank gave the
+  /// same, else 1 ("fits, nothing else agreed"). 0 for a plan made now.
+  std::int64_t agreed = 0;
 };
 
 /// The kept Plan for which `fits(plan)` holds on every rank, or a new one made by `make()` (which
@@ -50,7 +54,9 @@ struct found_plan {
 /// the kind are made on it.
 ///
 /// @param fits  this rank's answer (not collective; a fits that throws counts as "does not fit",
-///              so the rank asks for a new plan, whose errors are agreed)
+///              so the rank asks for a new plan, whose errors are agreed): a bool, or a number,
+///              0 for "does not fit" and n >= 1 for "fits", with n a choice the ranks agree on in
+///              the same allreduce (found_plan::agreed), such as reading an operand in place
 /// @param make  builds the plan when none fits everywhere (collective)
 /// @param keep  plans of this kind kept at most (1 for plans that hold copies of their operands)
 template <class Plan, class Fits, class Make>
@@ -58,21 +64,27 @@ found_plan<Plan> find_or_make_plan(const communicator& comm, typed_cache& cache,
                                    std::size_t keep = plans_kept_per_kind) {
   auto& kept = cache.template entries<std::shared_ptr<Plan>>();
   if (!kept.empty()) {
-    std::vector<int> fit(kept.size());
+    // Per plan, the answer and its negation: one MIN gives the least and the greatest answer.
+    std::vector<std::int64_t> fit(2 * kept.size());
     for (std::size_t i = 0; i < kept.size(); ++i) {
+      std::int64_t answer = 0;
       try {
-        fit[i] = fits(static_cast<const Plan&>(*kept[i])) ? 1 : 0;
+        answer = static_cast<std::int64_t>(fits(static_cast<const Plan&>(*kept[i])));
       } catch (...) {
-        fit[i] = 0;
+        answer = 0;
       }
+      answer = std::max<std::int64_t>(answer, 0);
+      fit[2 * i] = answer;
+      fit[2 * i + 1] = -answer;
     }
     comm.allreduce_inplace(fit, MPI_MIN);
     for (std::size_t i = 0; i < kept.size(); ++i)
-      if (fit[i] != 0) {
+      if (fit[2 * i] != 0) {
+        const std::int64_t agreed = fit[2 * i] == -fit[2 * i + 1] ? fit[2 * i] : 1;
         // Most recently used last: the front is what goes when the list is full.
         std::rotate(kept.begin() + static_cast<std::ptrdiff_t>(i), kept.begin() + static_cast<std::ptrdiff_t>(i) + 1,
                     kept.end());
-        return {*kept.back(), true};
+        return {*kept.back(), true, agreed};
       }
   }
   // The evicted go before the new one is made: a plan that holds copies of its operands (bsgemm's,
@@ -80,7 +92,7 @@ found_plan<Plan> find_or_make_plan(const communicator& comm, typed_cache& cache,
   while (!kept.empty() && kept.size() >= std::max<std::size_t>(keep, 1)) kept.erase(kept.begin());
   std::shared_ptr<Plan> made = make();
   kept.push_back(std::move(made));
-  return {*kept.back(), false};
+  return {*kept.back(), false, 0};
 }
 
 /// find_or_make_plan's plan (the operations that agree on their own checks in apply).

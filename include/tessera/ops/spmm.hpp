@@ -19,6 +19,7 @@
 #include "spmm/options.hpp"
 #include "spmm/plan.hpp"
 
+#include <cstdint>
 #include <memory>
 
 namespace tessera {
@@ -40,7 +41,8 @@ spmm_plan<T, Policy>& spmm_plan_for(const dist_matrix<T, Policy>& a, const dist_
 namespace detail {
 
 /// Y = A * X through the plan kept with A. The lookup's one allreduce also agrees on apply's
-/// checks (the kept plan must accept A, X and Y on every rank), so a product through a kept plan
+/// checks (the kept plan must accept A, X and Y on every rank) and on reading X in place (X in
+/// node-shared memory everywhere: spmm_plan::in_place_answer), so a product through a kept plan
 /// costs one agreement, as it did when plans were looked up rank by rank.
 template <compiled_paths Paths, matrix_value T, matrix_policy Policy>
 void multiply_through_kept_plan(const dist_matrix<T, Policy>& a, const dist_dense<T, Policy>& x,
@@ -49,15 +51,19 @@ void multiply_through_kept_plan(const dist_matrix<T, Policy>& a, const dist_dens
   const auto block = plan_type::compressed_rows(a);
   auto found = find_or_make_plan<plan_type>(
       a.comm(), a.plan_cache(),
-      [&](const plan_type& plan) {
-        return plan.fits(x.mapping(), x.num_vectors(), options) && plan.accepts(block, a, x, y);
+      [&](const plan_type& plan) -> std::int64_t {
+        // 0: does not fit; else how this rank would read X (agreed in the same allreduce).
+        return plan.fits(x.mapping(), x.num_vectors(), options) && plan.accepts(block, a, x, y)
+                   ? plan.in_place_answer(x)
+                   : 0;
       },
       [&] {
         a.comm().collectively([&] { detail::require_same_ranks("spmm", a.comm(), x.comm(), "X"); });
         return std::make_shared<plan_type>(a, x.mapping(), x.num_vectors(), options);
       });
   if (found.kept)
-    found.plan.template apply_checked<Paths>(block, x, y);
+    found.plan.template apply_checked<Paths>(
+        block, x, y, found.agreed >= 2 ? plan_type::x_rows_read::in_place : plan_type::x_rows_read::fetched);
   else
     found.plan.template apply<Paths>(a, x, y);
 }

@@ -27,6 +27,7 @@
 #include "../../kernels/spmm_cusparse.hpp"
 #include "../../kernels/spmm_balanced.hpp"
 #include "../../kernels/spmm_rows.hpp"
+#include "../../comm/node_shared_array.hpp"
 #include "../../matrix/dist_dense.hpp"
 #include "../../matrix/dist_matrix.hpp"
 #include "../../matrix/as_compressed_rows.hpp"
@@ -52,6 +53,8 @@
 #include "../../core/format.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
@@ -184,11 +187,58 @@ class spmm_plan {
   /// `Paths` = detail::compiled_paths::plain (what spmm(A, X) without options uses) compiles
   /// tessera's kernel only, not Kokkos-Kernels' spmv (two thirds of such a unit's code), and needs
   /// a plan made for that kernel.
+  ///
+  /// When X lies in node-shared memory on every rank (share_on_node) and every rank this plan
+  /// fetches from shares the reader's node, the rows are read where they lie instead of fetched
+  /// (one more allreduce here agrees on it; spmm(A, X) agrees in its plan lookup).
   template <detail::compiled_paths Paths = detail::compiled_paths::any>
   void apply(const matrix_type& a, const dense_type& x, dense_type& y) {
     const rows_block block = compressed_rows(a);
     comm_.collectively([&] { check(block, a, x, y); });
-    apply_checked<Paths>(block, x, y);
+    apply_checked<Paths>(block, x, y, agree_x_rows_read(x));
+  }
+
+  /// How apply_checked reads the rows of X that other ranks own.
+  enum class x_rows_read {
+    fetched,   ///< staged by their owners and fetched through the backend into a halo
+    in_place,  ///< read where they lie, in X's node-shared memory (all ranks agreed: in_place_answer)
+  };
+
+  /// This rank's answer on reading X in place, for an agreement over the ranks (spmm's kept-plan
+  /// lookup makes it): 2 + the id of X's node-shared memory when X lies in node-shared memory of
+  /// the contiguous layout (share_on_node), this plan runs tessera's kernel and fetches, and every
+  /// rank it fetches from shares this rank's node; otherwise 1. Not collective.
+  [[nodiscard]] std::int64_t in_place_answer(const dense_type& x) const {
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
+      const auto& shared = x.node_shared();
+      const auto k = static_cast<std::size_t>(x.num_vectors());
+      if (!anyone_fetches_ || shared == nullptr || options_.kernel != spmm_kernel::tessera || k == 0 ||
+          shared->layout() != node_layout::contiguous || !shared->comm().same_ranks_as(comm_))
+        return 1;
+      const auto fits_on_node = [&](int rank) {
+        return shared->on_node(rank) && shared->offset_on_node(rank) % k == 0;
+      };
+      if (!fits_on_node(comm_.rank()) || shared->node_span().size() / k > static_cast<std::size_t>(INT_MAX)) return 1;
+      for (const auto& r : runs_)
+        if (!fits_on_node(r.owner)) return 1;
+      return 2 + static_cast<std::int64_t>(shared->id());
+    } else {
+      return 1;
+    }
+  }
+
+  /// Collective: whether every rank reads X in place (in_place_answer agreed by one allreduce),
+  /// or fetches. No communication when nobody fetches or X's memory is not the host's.
+  [[nodiscard]] x_rows_read agree_x_rows_read(const dense_type& x) const {
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
+      if (!anyone_fetches_) return x_rows_read::fetched;
+      const std::int64_t mine = in_place_answer(x);
+      std::vector<std::int64_t> answers{mine, -mine};
+      comm_.allreduce_inplace(answers, MPI_MIN);
+      return answers[0] >= 2 && answers[0] == -answers[1] ? x_rows_read::in_place : x_rows_read::fetched;
+    } else {
+      return x_rows_read::fetched;
+    }
   }
 
   /// A's block as CSR: in place for compressed rows, else converted (see as_compressed_rows).
@@ -210,8 +260,11 @@ class spmm_plan {
   }
 
   /// Y = A * X for operands every rank has checked (accepts, agreed): apply without its agreement.
+  /// `read` must be agreed too (agree_x_rows_read, or the same answer from in_place_answer on
+  /// every rank).
   template <detail::compiled_paths Paths = detail::compiled_paths::any>
-  void apply_checked(const rows_block& block, const dense_type& x, dense_type& y) {
+  void apply_checked(const rows_block& block, const dense_type& x, dense_type& y,
+                     x_rows_read read = x_rows_read::fetched) {
     if constexpr (Paths == detail::compiled_paths::plain)
       TESSERA_REQUIRE(options_.kernel == spmm_kernel::tessera, invalid_argument,
                       "spmm_plan: the plain product runs tessera's kernel; this plan was made for another");
@@ -219,6 +272,10 @@ class spmm_plan {
     const auto k = static_cast<std::size_t>(x.num_vectors());  // k_ unless the plan serves any width
     if (!anyone_fetches_) {
       apply_local<Paths>(block, x, y);
+      return;
+    }
+    if (read == x_rows_read::in_place) {
+      apply_in_place(block, x, y);
       return;
     }
     apply_fetching<Paths>(block, x, y, k);
@@ -343,6 +400,54 @@ class spmm_plan {
     // Every row is interior: a boundary row reads a fetched row, and nobody fetches.
     if (x.num_vectors() > 0) multiply_rows(exec, interior_rows_, interior_state_, block, x_local, no_halo, y, streaming);
     exec.fence();
+  }
+
+  // The product with X's rows read where they lie in the node's shared memory (agreed on every
+  // rank): the node's rows are one array, so every entry reads through one base pointer.
+  void apply_in_place(const rows_block& block, const dense_type& x, dense_type& y) {
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
+      const node_shared_array<T>& shared = *x.node_shared();
+      const auto k = static_cast<std::size_t>(x.num_vectors());
+      prepare_in_place(block, shared, k);
+      const auto node = shared.node_span();
+      const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_node(node.data(), node.size() / k, k);
+      const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> no_halo;
+      // Every rank's writes to its X before the product, then its reads before anyone writes again.
+      shared.sync();
+      comm_.barrier();
+      shared.sync();
+      execution_space exec;
+      const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
+      kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, all_rows_, in_place_state_, block.row_ptr,
+                                                                     in_place_source_, block.values, x_node, no_halo,
+                                                                     y.local(), streaming);
+      exec.fence();
+      shared.sync();
+      comm_.barrier();
+    }
+  }
+
+  // Per entry of A, its row of X in the node's array: made on the first in-place product, and
+  // again when X's node layout changes (another node emulation).
+  void prepare_in_place(const rows_block& block, const node_shared_array<T>& shared, std::size_t k) {
+    std::vector<std::int64_t> first_row(static_cast<std::size_t>(comm_.size()), -1);
+    for (int r = 0; r < comm_.size(); ++r)
+      if (shared.on_node(r)) first_row[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(shared.offset_on_node(r) / k);
+    if (in_place_source_.extent(0) == block.col_idx.extent(0) && first_row == in_place_first_row_) return;
+    Kokkos::View<local_index*, memory_space> source(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::in_place_source"),
+                                                    block.col_idx.extent(0));
+    for (std::size_t e = 0; e < source.extent(0); ++e) {
+      const auto c = static_cast<std::size_t>(block.col_idx(e));
+      source(e) = static_cast<local_index>(first_row[static_cast<std::size_t>(column_owner_[c])] + column_row_[c]);
+    }
+    in_place_source_ = source;
+    in_place_first_row_ = std::move(first_row);
+    in_place_state_ = {};
+    if (all_rows_.extent(0) != static_cast<std::size_t>(rows_)) {
+      std::vector<local_index> every(static_cast<std::size_t>(rows_));
+      for (local_index r = 0; r < rows_; ++r) every[static_cast<std::size_t>(r)] = r;
+      all_rows_ = to_view<local_index, memory_space>(every, "tessera::spmm::all_rows");
+    }
   }
 
   // One list of rows through the kernel of the plan's execution space.
@@ -518,6 +623,10 @@ class spmm_plan {
       const auto row = static_cast<local_index>(x_rows.local_row(g));
       local_flag(c) = owner == me ? 1 : 0;
       source_row(c) = row;
+      if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
+        column_owner_.push_back(owner);
+        column_row_.push_back(row);
+      }
       if (owner != me) remote.push_back({owner, row, c});
     }
     // The halo is owner-major, each owner's rows ascending, so consecutive rows of an owner are one
@@ -592,6 +701,15 @@ class spmm_plan {
   std::size_t packed_base_ = 0;  ///< where the packed blocks start in my staging window
   std::size_t packed_owners_ = 0;
   std::shared_ptr<detail::spmm_workspace<T, Policy>> workspace_;
+  // Reading X in place (host spaces): per column of A, X's owner and its row there; per entry, the
+  // row in the node's array of X and the node's first row of each rank it was made for (-1: off
+  // the node); all of A's rows as one list, and the kernel's state for it.
+  std::vector<int> column_owner_;
+  std::vector<local_index> column_row_;
+  Kokkos::View<const local_index*, memory_space> in_place_source_;
+  std::vector<std::int64_t> in_place_first_row_;
+  Kokkos::View<const local_index*, memory_space> all_rows_;
+  mutable kernels::spmm_rows_state<T, memory_space> in_place_state_;
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
   // spmm_kernel::kokkos_kernels through cuSPARSE: A's offsets as int, made by the first apply (a View
   // per apply cost a cudaMalloc and a device-wide cudaFree per product), and the offsets they came from.
