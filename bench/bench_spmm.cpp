@@ -5,7 +5,7 @@
 //                           [--stream-gbs GB/s | --stream-gbs measure] [--streaming-stores auto|off]
 //                           [--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--block B]
 //                           [--vectors row_block|grid_aligned] [--type double|float] [--kernels all|tessera]
-//                           [--gather-roof]
+//                           [--gather-roof] [--x-memory private|node_shared]
 //
 // With a grid distribution A is redistributed first and X and Y stay row_block (or, with
 // --vectors grid_aligned, are laid out along A's grid): the 2-D product (rows of X fetched per
@@ -25,6 +25,10 @@
 // columns come in no order (R-MAT) the kernel reads a row per entry, and this is that read's cost
 // on this machine, latency and cache sizes included. Above 1: the matrix's order let the caches
 // hold the rows it re-reads (hubs) better than uniform reads would.
+//
+// --x-memory node_shared puts X in node-shared memory (share_on_node; row_block, tessera's kernel
+// only): ranks read the rows of X their node peers own in place, nothing staged or fetched where
+// every rank reads only from its own node (x_rows_read says which the product did).
 //
 // --type float multiplies in single precision (row_block only; SpDNN's type), --kernels tessera
 // skips Kokkos-Kernels' kernel. A layer of the Graph Challenge's network as a Matrix Market file:
@@ -56,6 +60,8 @@ int main(int argc, char** argv) {
       s.single = std::string_view(argv[++i]) == "float";
     } else if (std::string_view(argv[i]) == "--gather-roof") {
       s.gather_roof = true;
+    } else if (std::string_view(argv[i]) == "--x-memory" && i + 1 < argc) {
+      s.x_node_shared = std::string_view(argv[++i]) == "node_shared";
     } else if (std::string_view(argv[i]) == "--kernels" && i + 1 < argc) {
       s.only_tessera = std::string_view(argv[++i]) == "tessera";
     } else {

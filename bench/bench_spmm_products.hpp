@@ -66,8 +66,14 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
   for (auto kernel : {tessera::spmm_kernel::tessera, tessera::spmm_kernel::kokkos_kernels})
   for (long k : s.widths) {
     if (s.only_tessera && kernel != tessera::spmm_kernel::tessera) continue;
+    if (s.x_node_shared && kernel != tessera::spmm_kernel::tessera) continue;  // read in place by tessera's kernel only
     tessera::dist_dense<T, P> x(comm, a.num_cols(), k);
     x.fill([](tessera::global_index i, tessera::global_index j) { return T(1) / static_cast<T>(1 + (i + j) % 7); });
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename P::memory_space>::accessible) {
+      if (s.x_node_shared) x = tessera::share_on_node(x);
+    } else if (s.x_node_shared) {
+      if (comm.rank() == 0) std::fprintf(stderr, "bench_spmm: --x-memory node_shared needs host memory; X stays private\n");
+    }
     tessera::dist_dense<T, P> y(comm, a.mapping(), k);
     tessera::spmm_options options{.kernel = kernel};
     if (!s.streaming) options.streaming_store_bytes = std::numeric_limits<std::size_t>::max();
@@ -77,6 +83,7 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
     const auto traffic = tessera::bench::traffic_per_run(comm, "spmm", args.reps);
     const double checksum = tessera::bench::checksum(y);
     const std::uint64_t halo = comm.sum(static_cast<std::uint64_t>(plan.halo_rows()));
+    const bool in_place = plan.agree_x_rows_read(x) == tessera::spmm_plan<T, P>::x_rows_read::in_place;
     const double rss = tessera::bench::peak_rss_mb(comm);
     const double bytes_min = a_bytes + (x_row_count + y_row_count) * static_cast<double>(k) * sizeof(T);
     const double gbs = bytes_min / seconds / 1e9;
@@ -92,11 +99,12 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
     }
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"type\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
-                 "\"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
+                 "\"x_memory\": \"{}\", \"x_rows_read\": \"{}\", \"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
                  "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
                  tessera::bench::matrix_name(args), sizeof(T) == 4 ? "float" : "double", comm.size(), tessera::bench::threads(), Backend::name(),
-                 kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k, s.streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
+                 kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k,
+                 s.x_node_shared ? "node_shared" : "private", in_place ? "in_place" : "fetched", s.streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);
   }

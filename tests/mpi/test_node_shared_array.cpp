@@ -59,6 +59,37 @@ TEST_CASE("node_shared_array: each rank reads its node peers' parts in place" *
   }
 }
 
+TEST_CASE("node_shared_array's contiguous layout is one array per node, parts in rank order" *
+          doctest::skip(test::shared_windows_disabled())) {
+  const auto& comm = test::world();
+  const int me = comm.rank(), p = comm.size();
+  for (const int ranks_per_node : {0, 1, 2}) {
+    INFO(ranks_per_node << " ranks per node (0: the real node)");
+    node_shared_array<double> array(comm, extent_of(me, p), ranks_per_node, node_layout::contiguous);
+    CHECK(array.layout() == node_layout::contiguous);
+    for (std::size_t e = 0; e < array.local().size(); ++e) array.local()[e] = 1000.0 * me + static_cast<double>(e);
+    array.sync();
+    comm.barrier();
+    array.sync();
+    const auto node = array.node_span();
+    std::size_t expected_at = 0, node_elements = 0;
+    for (int r = 0; r < p; ++r) {
+      if (!array.on_node(r)) continue;
+      node_elements += extent_of(r, p);
+      const auto there = array.peer(r);
+      if (there.empty()) continue;
+      // Consecutive parts of the node's ranks, back to back, read through the node's one array.
+      CHECK(array.offset_on_node(r) == expected_at);
+      expected_at = array.offset_on_node(r) + there.size();
+      for (std::size_t e = 0; e < there.size(); ++e) CHECK(node[array.offset_on_node(r) + e] == 1000.0 * r + static_cast<double>(e));
+    }
+    CHECK(node.size() == node_elements);
+    comm.barrier();
+  }
+  node_shared_array<double> separate(comm, 2);
+  CHECK(kind_on_every_rank(comm, [&] { (void)separate.node_span(); }) == error_kind::invalid_argument);
+}
+
 TEST_CASE("node_shared_array ids agree across ranks and differ between arrays" *
           doctest::skip(test::shared_windows_disabled())) {
   const auto& comm = test::world();

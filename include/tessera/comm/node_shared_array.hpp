@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "../core/error.hpp"
+#include "../core/huge_pages.hpp"
 #include "communicator.hpp"
 #include "mpi_check.hpp"
 
@@ -166,6 +167,10 @@ class node_shared_array {
       TESSERA_MPI(MPI_Win_shared_query(window_, node_rank, &bytes, &unit, &at));
       const auto rank = static_cast<std::size_t>(node_members[static_cast<std::size_t>(node_rank)]);
       peers_[rank] = std::span<T>(static_cast<T*>(at), static_cast<std::size_t>(extents[rank]));
+      // In this rank's mapping of every part it may read: random reads of rows spread over
+      // megabytes missed the TLB at nearly every read with 4 KiB pages. Shared memory gets huge
+      // pages only where the system allows it (shmem_enabled, tmpfs huge=): docs/communication.md.
+      advise_huge_pages(peers_[rank].data(), peers_[rank].size() * sizeof(T));
     }
     if (layout_ == node_layout::contiguous) {
       // The node's window runs from its first non-empty part to the end of its last one (MPI may
