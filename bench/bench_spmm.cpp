@@ -6,6 +6,7 @@
 //                           [--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--block B]
 //                           [--vectors row_block|grid_aligned] [--type double|float] [--kernels all|tessera]
 //                           [--gather-roof] [--x-memory private|node_shared]
+//                           [--x-in-place automatic|always|never]
 //
 // With a grid distribution A is redistributed first and X and Y stay row_block (or, with
 // --vectors grid_aligned, are laid out along A's grid): the 2-D product (rows of X fetched per
@@ -27,8 +28,10 @@
 // hold the rows it re-reads (hubs) better than uniform reads would.
 //
 // --x-memory node_shared puts X in node-shared memory (share_on_node; row_block, tessera's kernel
-// only): ranks read the rows of X their node peers own in place, nothing staged or fetched where
-// every rank reads only from its own node (x_rows_read says which the product did).
+// only): ranks read the rows of X their node peers own in place, nothing staged or fetched, where
+// every rank reads only from its own node and spmm_options::read_x_in_place allows it (--x-in-place;
+// by default where the shared memory has huge pages, x_shared_huge_pages, or X is small). x_rows_read says which the
+// product did.
 //
 // --type float multiplies in single precision (row_block only; SpDNN's type), --kernels tessera
 // skips Kokkos-Kernels' kernel. A layer of the Graph Challenge's network as a Matrix Market file:
@@ -62,6 +65,11 @@ int main(int argc, char** argv) {
       s.gather_roof = true;
     } else if (std::string_view(argv[i]) == "--x-memory" && i + 1 < argc) {
       s.x_node_shared = std::string_view(argv[++i]) == "node_shared";
+    } else if (std::string_view(argv[i]) == "--x-in-place" && i + 1 < argc) {
+      const std::string_view when = argv[++i];
+      s.read_x_in_place = when == "always" ? tessera::x_in_place::always
+                          : when == "never" ? tessera::x_in_place::never
+                                            : tessera::x_in_place::automatic;
     } else if (std::string_view(argv[i]) == "--kernels" && i + 1 < argc) {
       s.only_tessera = std::string_view(argv[++i]) == "tessera";
     } else {

@@ -76,6 +76,7 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
     }
     tessera::dist_dense<T, P> y(comm, a.mapping(), k);
     tessera::spmm_options options{.kernel = kernel};
+    options.read_x_in_place = s.read_x_in_place;
     if (!s.streaming) options.streaming_store_bytes = std::numeric_limits<std::size_t>::max();
     auto& plan = tessera::spmm_plan_for(a, x, options);  // the inspector, outside the timing
     comm.stats().reset();
@@ -84,6 +85,7 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
     const double checksum = tessera::bench::checksum(y);
     const std::uint64_t halo = comm.sum(static_cast<std::uint64_t>(plan.halo_rows()));
     const bool in_place = plan.agree_x_rows_read(x) == tessera::spmm_plan<T, P>::x_rows_read::in_place;
+    const bool x_shared_huge_pages = comm.min(x.node_shared() != nullptr && x.node_shared()->huge_pages() ? 1 : 0) == 1;
     const double rss = tessera::bench::peak_rss_mb(comm);
     const double bytes_min = a_bytes + (x_row_count + y_row_count) * static_cast<double>(k) * sizeof(T);
     const double gbs = bytes_min / seconds / 1e9;
@@ -99,12 +101,12 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
     }
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"type\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
-                 "\"x_memory\": \"{}\", \"x_rows_read\": \"{}\", \"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
+                 "\"x_memory\": \"{}\", \"x_shared_huge_pages\": {}, \"x_rows_read\": \"{}\", \"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
                  "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
                  tessera::bench::matrix_name(args), sizeof(T) == 4 ? "float" : "double", comm.size(), tessera::bench::threads(), Backend::name(),
                  kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k,
-                 s.x_node_shared ? "node_shared" : "private", in_place ? "in_place" : "fetched", s.streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
+                 s.x_node_shared ? "node_shared" : "private", x_shared_huge_pages, in_place ? "in_place" : "fetched", s.streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);
   }

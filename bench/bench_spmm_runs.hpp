@@ -16,7 +16,8 @@ struct settings {
   std::vector<long> widths{1, 16, 64};
   double stream_gbs = 0;  ///< STREAM triad of these ranks, GB/s; 0: not stated
   bool streaming = true, single = false, only_tessera = false, gather_roof = false;
-  bool x_node_shared = false;  ///< --x-memory node_shared: X in node-shared memory (share_on_node), read in place
+  bool x_node_shared = false;  ///< --x-memory node_shared: X in node-shared memory (share_on_node)
+  tessera::x_in_place read_x_in_place = tessera::x_in_place::automatic;  ///< --x-in-place
 };
 
 /// The products of an A by rows (row_block) at every width, with tessera's kernel and (unless

@@ -255,10 +255,14 @@ TEST_CASE("spmm reads X in place where X lies in node-shared memory" * doctest::
         REQUIRE(is_node_shared(shared));
         REQUIRE_FALSE(is_node_shared(x));
         const auto reference = reference_product(gather_to_all(a), k);
-        require_equal(spmm(a, shared), reference, 1.0);  // plan made now: apply agrees by itself
+        // By default only where the shared memory has huge pages (most systems mount /dev/shm
+        // without) or X is small: the default's choice is checked below; `always` reads in place.
+        spmm_options always;
+        always.read_x_in_place = x_in_place::always;
+        require_equal(spmm(a, shared, always), reference, 1.0);  // plan made now: apply agrees by itself
         comm.stats().reset();
-        require_equal(spmm(a, shared), reference, 1.0);  // kept plan: agreed in the lookup
-        auto& plan = spmm_plan_for(a, shared);
+        require_equal(spmm(a, shared, always), reference, 1.0);  // kept plan: agreed in the lookup
+        auto& plan = spmm_plan_for(a, shared, always);
         std::vector<std::int64_t> fetched{static_cast<std::int64_t>(plan.halo_rows())};
         comm.allreduce_inplace(fetched, MPI_SUM);
         const traffic moved = reduce_traffic(comm, "spmm").total;
@@ -266,11 +270,24 @@ TEST_CASE("spmm reads X in place where X lies in node-shared memory" * doctest::
         else CHECK(moved.bytes > 0);
         CHECK((plan.agree_x_rows_read(shared) == spmm_plan<double, P>::x_rows_read::in_place) ==
               (one_node && fetched[0] > 0));
+        // The default reads in place where every rank's X has huge pages or is small; `never` fetches.
+        const bool huge_or_small =
+            comm.min(shared.node_shared()->huge_pages() ||
+                             shared.node_shared()->node_span().size() * sizeof(double) <= x_in_place_small_bytes
+                         ? 1
+                         : 0) == 1;
+        CHECK((spmm_plan_for(a, shared).agree_x_rows_read(shared) == spmm_plan<double, P>::x_rows_read::in_place) ==
+              (one_node && fetched[0] > 0 && huge_or_small));
+        spmm_options never;
+        never.read_x_in_place = x_in_place::never;
+        CHECK(spmm_plan_for(a, shared, never).agree_x_rows_read(shared) == spmm_plan<double, P>::x_rows_read::fetched);
+        require_equal(spmm(a, shared, never), reference, 1.0);
+        require_equal(spmm(a, shared), reference, 1.0);
         // New values written in place between products are read by the next one.
         const auto local = shared.local();
         for (std::size_t i = 0; i < local.extent(0); ++i)
           for (std::size_t t = 0; t < local.extent(1); ++t) local(i, t) *= 2.0;
-        require_equal(spmm(a, shared), reference, 2.0);
+        require_equal(spmm(a, shared, always), reference, 2.0);
         // Through the plan, and with one rank passing X in private memory: that product fetches.
         dist_dense<double, P> y(comm, a.mapping(), k);
         plan.apply(a, shared, y);
@@ -279,7 +296,7 @@ TEST_CASE("spmm reads X in place where X lies in node-shared memory" * doctest::
         doubled.fill([](global_index i, global_index j) { return 2.0 * x_value(i, j); });
         const dist_dense<double, P>& mixed = comm.rank() == 0 ? doubled : shared;
         CHECK(plan.agree_x_rows_read(mixed) == spmm_plan<double, P>::x_rows_read::fetched);
-        require_equal(spmm(a, mixed), reference, 2.0);
+        require_equal(spmm(a, mixed, always), reference, 2.0);
         plan.apply(a, mixed, y);
         require_equal(y, reference, 2.0);
       }

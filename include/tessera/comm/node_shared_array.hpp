@@ -91,6 +91,11 @@ class node_shared_array {
                     rank, comm_.rank());
     return peers_[static_cast<std::size_t>(rank)];
   }
+  /// Whether the system may back this node's window with transparent huge pages (Linux: the
+  /// window's `THPeligible` in /proc/self/smaps; /dev/shm mounted `huge=advise` or `huge=always`).
+  /// Reading rows spread over megabytes of 4 KiB pages misses the TLB at nearly every read: spmm
+  /// reads X in place by default only when this holds (docs/operations.md).
+  [[nodiscard]] bool huge_pages() const noexcept { return huge_pages_; }
   /// The layout the array was made with.
   [[nodiscard]] node_layout layout() const noexcept { return layout_; }
   /// The whole window of this rank's node, every part of it in rank order (node_layout::contiguous
@@ -172,6 +177,11 @@ class node_shared_array {
       // pages only where the system allows it (shmem_enabled, tmpfs huge=): docs/communication.md.
       advise_huge_pages(peers_[rank].data(), peers_[rank].size() * sizeof(T));
     }
+    for (const int member : node_members)
+      if (!peers_[static_cast<std::size_t>(member)].empty()) {
+        huge_pages_ = huge_pages_eligible(peers_[static_cast<std::size_t>(member)].data());
+        break;
+      }
     if (layout_ == node_layout::contiguous) {
       // The node's window runs from its first non-empty part to the end of its last one (MPI may
       // place an empty part anywhere, or nowhere).
@@ -214,6 +224,7 @@ class node_shared_array {
   std::vector<std::span<T>> peers_;
   std::uint64_t id_ = 0;
   bool locked_ = false;
+  bool huge_pages_ = false;
 };
 
 }  // namespace tessera

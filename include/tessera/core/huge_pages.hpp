@@ -23,6 +23,10 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #endif
 
 namespace tessera {
@@ -41,6 +45,34 @@ inline void advise_huge_pages([[maybe_unused]] void* data, [[maybe_unused]] std:
   const auto begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) & ~(page - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(page - 1);
   if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
+
+/// Whether the mapping that holds `address` may be backed by transparent huge pages: on Linux its
+/// `THPeligible` in /proc/self/smaps (for shared memory, what the tmpfs it lives on was mounted
+/// with, `huge=`; MPI's shared windows live in /dev/shm, mounted `huge=never` by most systems);
+/// false elsewhere or when the kernel does not say.
+[[nodiscard]] inline bool huge_pages_eligible([[maybe_unused]] const void* address) noexcept {
+#if defined(__linux__)
+  std::FILE* smaps = std::fopen("/proc/self/smaps", "r");
+  if (smaps == nullptr) return false;
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  char line[512];
+  bool inside = false, eligible = false;
+  while (std::fgets(line, sizeof line, smaps) != nullptr) {
+    unsigned long begin = 0, end = 0;
+    // A mapping's first line: "begin-end perms offset device inode path"; its fields follow.
+    if (std::sscanf(line, "%lx-%lx ", &begin, &end) == 2 && std::strchr(line, ' ') > std::strchr(line, '-')) {
+      inside = at >= begin && at < end;
+    } else if (inside && std::strncmp(line, "THPeligible:", 12) == 0) {
+      eligible = std::atoi(line + 12) == 1;
+      break;
+    }
+  }
+  std::fclose(smaps);
+  return eligible;
+#else
+  return false;
 #endif
 }
 

@@ -189,8 +189,9 @@ class spmm_plan {
   /// a plan made for that kernel.
   ///
   /// When X lies in node-shared memory on every rank (share_on_node) and every rank this plan
-  /// fetches from shares the reader's node, the rows are read where they lie instead of fetched
-  /// (one more allreduce here agrees on it; spmm(A, X) agrees in its plan lookup).
+  /// fetches from shares the reader's node, the rows are read where they lie instead of fetched,
+  /// as the plan's spmm_options::read_x_in_place allows (one more allreduce here agrees on it;
+  /// spmm(A, X) agrees in its plan lookup).
   template <detail::compiled_paths Paths = detail::compiled_paths::any>
   void apply(const matrix_type& a, const dense_type& x, dense_type& y) {
     const rows_block block = compressed_rows(a);
@@ -206,13 +207,17 @@ class spmm_plan {
 
   /// This rank's answer on reading X in place, for an agreement over the ranks (spmm's kept-plan
   /// lookup makes it): 2 + the id of X's node-shared memory when X lies in node-shared memory of
-  /// the contiguous layout (share_on_node), this plan runs tessera's kernel and fetches, and every
-  /// rank it fetches from shares this rank's node; otherwise 1. Not collective.
+  /// the contiguous layout (share_on_node), this plan runs tessera's kernel and fetches, its
+  /// options' read_x_in_place allows it (by default: with huge pages, or a small X), and every rank it fetches
+  /// from shares this rank's node; otherwise 1. Not collective.
   [[nodiscard]] std::int64_t in_place_answer(const dense_type& x) const {
     if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
       const auto& shared = x.node_shared();
       const auto k = static_cast<std::size_t>(x.num_vectors());
       if (!anyone_fetches_ || shared == nullptr || options_.kernel != spmm_kernel::tessera || k == 0 ||
+          options_.read_x_in_place == x_in_place::never ||
+          (options_.read_x_in_place == x_in_place::automatic && !shared->huge_pages() &&
+           shared->node_span().size() * sizeof(T) > x_in_place_small_bytes) ||
           shared->layout() != node_layout::contiguous || !shared->comm().same_ranks_as(comm_))
         return 1;
       const auto fits_on_node = [&](int rank) {
@@ -373,7 +378,8 @@ class spmm_plan {
     // X's mapping carries its width: another width is the same split when the rows are.
     const bool same_split = k == k_ ? x_rows == x_rows_ : any_width() && same_rows(x_rows, x_rows_);
     return same_split && options.kernel == options_.kernel &&
-           options.streaming_store_bytes == options_.streaming_store_bytes;
+           options.streaming_store_bytes == options_.streaming_store_bytes &&
+           options.read_x_in_place == options_.read_x_in_place;
   }
 
  private:
