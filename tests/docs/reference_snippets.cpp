@@ -387,6 +387,27 @@ TEST_CASE("communication.md: node-shared memory" * doctest::skip(tessera::test::
   comm.barrier();
 }
 
+TEST_CASE("operations.md: X in node-shared memory, read in place" * doctest::skip(tessera::test::shared_windows_disabled())) {
+  const auto& comm = tessera::test::world();
+  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
+  auto A = tessera::generate::rmat<double, P>(comm, 10);
+  tessera::dist_dense<double, P> private_X(comm, A.num_cols(), 32);
+  private_X.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 / (1 + i + j); });
+  auto X = tessera::share_on_node(private_X);             // the node's rows one array, in shared memory
+  auto Y = tessera::spmm(A, X);                            // in place: huge pages, or X small (here 256 KiB)
+  tessera::spmm_options always{.read_x_in_place = tessera::x_in_place::always};
+  tessera::spmm(A, X, Y);                                  // write X.local() in place between products
+  auto Z = tessera::spmm(A, X, always);                    // in place on any pages
+  const auto y = Y.gather_to_root(), z = Z.gather_to_root(), r = tessera::spmm(A, private_X).gather_to_root();
+  if (comm.rank() == 0) {
+    CHECK(*y == *r);  // the same sums in the same order, wherever X's rows are read
+    CHECK(*z == *r);
+  }
+  CHECK(tessera::is_node_shared(X));
+  const auto read = tessera::spmm_plan_for(A, X, always).agree_x_rows_read(X);
+  CHECK((read == tessera::spmm_plan<double, P>::x_rows_read::in_place) == (comm.size() > 1));
+}
+
 namespace {
 
 // Serial references for the GraphBLAS pieces: entries as a map, any semiring.
