@@ -118,7 +118,7 @@ class dist_dense {
   /// part of another size on any rank throws on every rank.
   dist_dense(const communicator& comm, const mapping_type& rows_like, global_index num_vectors,
              std::shared_ptr<node_shared_array<T>> memory)
-    requires(bool{Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible})
+    requires std::is_same_v<memory_space, Kokkos::HostSpace>
       : dist_dense(comm, rows_like, view_type(memory->local().data(), rows_in(comm, rows_like, num_vectors, *memory),
                                               static_cast<std::size_t>(std::max<global_index>(num_vectors, 0)))) {
     comm_.collectively([&] {

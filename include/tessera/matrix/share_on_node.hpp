@@ -67,9 +67,9 @@ template <class T, matrix_policy Policy>
 template <class T, matrix_policy Policy>
 [[nodiscard]] dist_dense<T, Policy> share_on_node(const dist_dense<T, Policy>& x, int ranks_per_node = 0) {
   using memory_space = typename Policy::memory_space;
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible,
-                "tessera::share_on_node: node-shared memory is host memory; the block's memory space must be "
-                "host-accessible");
+  static_assert(std::is_same_v<memory_space, Kokkos::HostSpace>,
+                "tessera::share_on_node: node-shared memory is host memory; the block's execution space must use "
+                "Kokkos::HostSpace");
   auto memory = std::make_shared<node_shared_array<T>>(x.comm(), x.local().span(), ranks_per_node, node_layout::contiguous);
   dist_dense<T, Policy> shared(x.comm(), x.mapping(), x.num_vectors(), std::move(memory));
   tessera::detail::deep_copy(shared.local(), x.local());

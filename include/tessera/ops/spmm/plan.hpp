@@ -143,6 +143,10 @@ class spmm_plan {
 #else
   static constexpr bool spmm_through_cusparse = false;
 #endif
+  // Whether the plan's kernels run where node-shared memory (host memory) is read with plain loads:
+  // X read in place, and the per-column owners that needs, exist only then.
+  static constexpr bool reads_host_memory = std::is_same_v<memory_space, Kokkos::HostSpace> &&
+                                            Kokkos::SpaceAccessibility<execution_space, Kokkos::HostSpace>::accessible;
 
  public:
 
@@ -211,7 +215,7 @@ class spmm_plan {
   /// options' read_x_in_place allows it (by default: with huge pages, or a small X), and every rank it fetches
   /// from shares this rank's node; otherwise 1. Not collective.
   [[nodiscard]] std::int64_t in_place_answer(const dense_type& x) const {
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
+    if constexpr (reads_host_memory) {
       const auto& shared = x.node_shared();
       const auto k = static_cast<std::size_t>(x.num_vectors());
       if (!anyone_fetches_ || shared == nullptr || options_.kernel != spmm_kernel::tessera || k == 0 ||
@@ -235,7 +239,7 @@ class spmm_plan {
   /// Collective: whether every rank reads X in place (in_place_answer agreed by one allreduce),
   /// or fetches. No communication when nobody fetches or X's memory is not the host's.
   [[nodiscard]] x_rows_read agree_x_rows_read(const dense_type& x) const {
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
+    if constexpr (reads_host_memory) {
       if (!anyone_fetches_) return x_rows_read::fetched;
       const std::int64_t mine = in_place_answer(x);
       std::vector<std::int64_t> answers{mine, -mine};
@@ -411,7 +415,7 @@ class spmm_plan {
   // The product with X's rows read where they lie in the node's shared memory (agreed on every
   // rank): the node's rows are one array, so every entry reads through one base pointer.
   void apply_in_place(const rows_block& block, const dense_type& x, dense_type& y) {
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
+    if constexpr (reads_host_memory) {
       const node_shared_array<T>& shared = *x.node_shared();
       const auto k = static_cast<std::size_t>(x.num_vectors());
       prepare_in_place(block, shared, k);
@@ -629,7 +633,7 @@ class spmm_plan {
       const auto row = static_cast<local_index>(x_rows.local_row(g));
       local_flag(c) = owner == me ? 1 : 0;
       source_row(c) = row;
-      if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
+      if constexpr (reads_host_memory) {
         column_owner_.push_back(owner);
         column_row_.push_back(row);
       }
