@@ -389,7 +389,8 @@ TEST_CASE("communication.md: node-shared memory" * doctest::skip(tessera::test::
 
 TEST_CASE("operations.md: X in node-shared memory, read in place" * doctest::skip(tessera::test::shared_windows_disabled())) {
   const auto& comm = tessera::test::world();
-  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
+  // Node-shared memory is host memory: a host space, also in a build whose default space is a device.
+  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma, Kokkos::DefaultHostExecutionSpace>;
   auto A = tessera::generate::rmat<double, P>(comm, 10);
   tessera::dist_dense<double, P> private_X(comm, A.num_cols(), 32);
   private_X.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 / (1 + i + j); });

@@ -225,7 +225,8 @@ TEST_CASE("spmm with scattered halo rows fetches one packed block per owner (mpi
 }
 
 TEST_CASE("spmm reads X in place where X lies in node-shared memory" * doctest::skip(test::shared_windows_disabled())) {
-  using P = policy<row_block, csr, mpi_rma>;
+  // Node-shared memory is host memory: a host space, also in a build whose default space is a device.
+  using P = policy<row_block, csr, mpi_rma, Kokkos::DefaultHostExecutionSpace>;
   const auto& comm = test::world();
   const int p = comm.size();
   const auto require_equal = [&](const dist_dense<double, P>& y, const std::vector<double>& reference, double scale) {
