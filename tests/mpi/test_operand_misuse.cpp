@@ -348,6 +348,26 @@ TEST_CASE("kept plans: one agreed decision, the least recently used evicted firs
   REQUIRE(kept.size() == plans_kept_per_kind);
   CHECK(std::none_of(kept.begin(), kept.end(), [](const auto& p) { return p->id == 1; }));
   CHECK(std::any_of(kept.begin(), kept.end(), [](const auto& p) { return p->id == 0; }));
+
+  // Numeric answers: a choice agreed in the same allreduce (spmm reading X in place).
+  const auto plan_zero = [](const counted_plan& p) { return p.id == 0; };
+  auto same = find_or_make_plan<counted_plan>(
+      comm, cache, [&](const counted_plan& p) -> std::int64_t { return plan_zero(p) ? 7 : 0; }, make);
+  CHECK(same.kept);
+  CHECK(same.plan.id == 0);
+  CHECK(same.agreed == 7);
+  // Fits everywhere, with another choice on the last rank: fits, nothing else agreed (1).
+  auto differ = find_or_make_plan<counted_plan>(
+      comm, cache, [&](const counted_plan& p) -> std::int64_t { return plan_zero(p) ? (last ? 5 : 7) : 0; }, make);
+  CHECK(differ.kept);
+  CHECK(differ.agreed == (comm.size() > 1 ? 1 : 5));  // one rank: its own answer
+  // A negative answer counts as "does not fit": a new plan, agreed 0.
+  const int before = made;
+  auto refused = find_or_make_plan<counted_plan>(
+      comm, cache, [&](const counted_plan& p) -> std::int64_t { return plan_zero(p) && !last ? 3 : -4; }, make);
+  CHECK_FALSE(refused.kept);
+  CHECK(refused.agreed == 0);
+  CHECK(made == before + 1);
 }
 
 }  // namespace operand_misuse_tests
