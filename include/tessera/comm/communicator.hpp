@@ -17,7 +17,9 @@
 #include "mpi_check.hpp"
 #include "mpi_datatype.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -197,8 +199,24 @@ class communicator {
   /// Collective: throw on every rank if `failure` is set on any rank.
   void agree(const std::exception_ptr& failure) const {
     const int first = allreduce(failure ? rank() : INT_MAX, MPI_MIN);
-    if (first == INT_MAX) return;
+    if (first != INT_MAX) raise_agreed(first, failure);
+  }
 
+  /// As agree(failure), and `least` (in and out) becomes its element-wise minimum over the ranks, in
+  /// the same allreduce: a choice the ranks make together (pass x and -x for the least and the
+  /// greatest x). Costs one allreduce of 1 + least.size() integers when nothing fails.
+  void agree(const std::exception_ptr& failure, std::vector<std::int64_t>& least) const {
+    std::vector<std::int64_t> values(least.size() + 1);
+    values[0] = failure ? rank() : INT_MAX;
+    std::copy(least.begin(), least.end(), values.begin() + 1);
+    allreduce_inplace(values, MPI_MIN);
+    std::copy(values.begin() + 1, values.end(), least.begin());
+    if (values[0] != INT_MAX) raise_agreed(static_cast<int>(values[0]), failure);
+  }
+
+ private:
+  // Throw on every rank what the lowest failing rank, `first`, failed with.
+  [[noreturn]] void raise_agreed(int first, const std::exception_ptr& failure) const {
     // The lowest failing rank describes its failure to everybody.
     std::vector<std::int64_t> header(2, 0);  // kind, line
     std::string message, file;
@@ -211,6 +229,7 @@ class communicator {
     throw error(static_cast<error_kind>(header[0]), std::move(message), stable_file, static_cast<int>(header[1]), first);
   }
 
+ public:
   /// Throw unless `n` fits the int count of classic MPI calls.
   static void require_int_count(std::uint64_t n, const char* what) {
     TESSERA_REQUIRE(n <= static_cast<std::uint64_t>(INT_MAX), unsupported,

@@ -194,13 +194,23 @@ class spmm_plan {
   ///
   /// When X lies in node-shared memory on every rank (share_on_node) and every rank this plan
   /// fetches from shares the reader's node, the rows are read where they lie instead of fetched,
-  /// as the plan's spmm_options::read_x_in_place allows (one more allreduce here agrees on it;
-  /// spmm(A, X) agrees in its plan lookup).
+  /// as the plan's spmm_options::read_x_in_place allows (agreed in the allreduce that agrees on
+  /// the checks; spmm(A, X) agrees in its plan lookup).
   template <detail::compiled_paths Paths = detail::compiled_paths::any>
   void apply(const matrix_type& a, const dense_type& x, dense_type& y) {
     const rows_block block = compressed_rows(a);
-    comm_.collectively([&] { check(block, a, x, y); });
-    apply_checked<Paths>(block, x, y, agree_x_rows_read(x));
+    // The checks and the in-place answer in one allreduce (its least and, negated, greatest).
+    std::exception_ptr failure;
+    std::vector<std::int64_t> answers{1, -1};
+    try {
+      check(block, a, x, y);
+      const std::int64_t mine = in_place_answer(x);
+      answers = {mine, -mine};
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    comm_.agree(failure, answers);
+    apply_checked<Paths>(block, x, y, agreed_read(answers));
   }
 
   /// How apply_checked reads the rows of X that other ranks own.
@@ -236,6 +246,12 @@ class spmm_plan {
     }
   }
 
+  /// The read every rank agreed on: in place where every rank answered the same in-place answer
+  /// (`answers`: the least answer and the negated greatest, in_place_answer's over the ranks).
+  [[nodiscard]] static x_rows_read agreed_read(const std::vector<std::int64_t>& answers) noexcept {
+    return answers[0] >= 2 && answers[0] == -answers[1] ? x_rows_read::in_place : x_rows_read::fetched;
+  }
+
   /// Collective: whether every rank reads X in place (in_place_answer agreed by one allreduce),
   /// or fetches. No communication when nobody fetches or X's memory is not the host's.
   [[nodiscard]] x_rows_read agree_x_rows_read(const dense_type& x) const {
@@ -244,7 +260,7 @@ class spmm_plan {
       const std::int64_t mine = in_place_answer(x);
       std::vector<std::int64_t> answers{mine, -mine};
       comm_.allreduce_inplace(answers, MPI_MIN);
-      return answers[0] >= 2 && answers[0] == -answers[1] ? x_rows_read::in_place : x_rows_read::fetched;
+      return agreed_read(answers);
     } else {
       return x_rows_read::fetched;
     }
