@@ -11,6 +11,8 @@
 #endif
 
 #include "../../core/deep_copy.hpp"
+#include "column_major.hpp"
+#include "in_place_reads.hpp"
 #include "options.hpp"
 #include "workspace.hpp"
 #include "../../comm/buckets.hpp"
@@ -66,37 +68,6 @@
 
 namespace tessera {
 
-namespace detail {
-
-/// gathered(c, :) = X's row for local column c, from this rank's X or from the halo: the
-/// LayoutLeft multivector KokkosSparse::spmv multiplies. The device kernels of spmm_plan are free
-/// functions because nvcc refuses an extended (__host__ __device__) lambda inside a private member.
-template <class ExecSpace, class T, class MemorySpace>
-void gather_by_column(const kernels::column_sources<MemorySpace>& sources,
-                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& x_local,
-                      const Kokkos::View<const T**, Kokkos::LayoutRight, MemorySpace>& halo,
-                      const Kokkos::View<T**, Kokkos::LayoutLeft, MemorySpace>& gathered) {
-  const auto local = sources.local;
-  const auto row = sources.row;
-  const auto k = gathered.extent(1);
-  Kokkos::parallel_for(
-      "tessera::spmm::gather", Kokkos::RangePolicy<ExecSpace>(0, gathered.extent(0)), KOKKOS_LAMBDA(const std::size_t c) {
-        for (std::size_t t = 0; t < k; ++t) gathered(c, t) = local(c) ? x_local(row(c), t) : halo(row(c), t);
-      });
-}
-
-/// out = in, from KokkosSparse::spmv's LayoutLeft result into Y's LayoutRight rows.
-template <class ExecSpace, class T, class MemorySpace>
-void copy_to_rows(const Kokkos::View<const T**, Kokkos::LayoutLeft, MemorySpace>& in,
-                  const Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>& out) {
-  const auto k = out.extent(1);
-  Kokkos::parallel_for(
-      "tessera::spmm::scatter", Kokkos::RangePolicy<ExecSpace>(0, out.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-        for (std::size_t t = 0; t < k; ++t) out(i, t) = in(i, t);
-      });
-}
-
-}  // namespace detail
 
 /// The plan of Y = A * X for one sparsity structure of A, one row split of X and k columns.
 ///
@@ -434,7 +405,7 @@ class spmm_plan {
     if constexpr (reads_host_memory) {
       const node_shared_array<T>& shared = *x.node_shared();
       const auto k = static_cast<std::size_t>(x.num_vectors());
-      prepare_in_place(block, shared, k);
+      in_place_.prepare(Kokkos::View<const local_index*, memory_space>(block.col_idx), rows_, shared, k);
       const auto node = shared.node_span();
       const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> x_node(node.data(), node.size() / k, k);
       const Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> no_halo;
@@ -444,35 +415,12 @@ class spmm_plan {
       shared.sync();
       execution_space exec;
       const bool streaming = y.local().span() * sizeof(T) >= options_.streaming_store_bytes;
-      kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, all_rows_, in_place_state_, block.row_ptr,
-                                                                     in_place_source_, block.values, x_node, no_halo,
+      kernels::spmm_rows_for_space<execution_space, T, memory_space>(exec, in_place_.all_rows(), in_place_.state(),
+                                                                     block.row_ptr, in_place_.source(), block.values, x_node, no_halo,
                                                                      y.local(), streaming);
       exec.fence();
       shared.sync();
       comm_.barrier();
-    }
-  }
-
-  // Per entry of A, its row of X in the node's array: made on the first in-place product, and
-  // again when X's node layout changes (another node emulation).
-  void prepare_in_place(const rows_block& block, const node_shared_array<T>& shared, std::size_t k) {
-    std::vector<std::int64_t> first_row(static_cast<std::size_t>(comm_.size()), -1);
-    for (int r = 0; r < comm_.size(); ++r)
-      if (shared.on_node(r)) first_row[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(shared.offset_on_node(r) / k);
-    if (in_place_source_.extent(0) == block.col_idx.extent(0) && first_row == in_place_first_row_) return;
-    Kokkos::View<local_index*, memory_space> source(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::spmm::in_place_source"),
-                                                    block.col_idx.extent(0));
-    for (std::size_t e = 0; e < source.extent(0); ++e) {
-      const auto c = static_cast<std::size_t>(block.col_idx(e));
-      source(e) = static_cast<local_index>(first_row[static_cast<std::size_t>(column_owner_[c])] + column_row_[c]);
-    }
-    in_place_source_ = source;
-    in_place_first_row_ = std::move(first_row);
-    in_place_state_ = {};
-    if (all_rows_.extent(0) != static_cast<std::size_t>(rows_)) {
-      std::vector<local_index> every(static_cast<std::size_t>(rows_));
-      for (local_index r = 0; r < rows_; ++r) every[static_cast<std::size_t>(r)] = r;
-      all_rows_ = to_view<local_index, memory_space>(every, "tessera::spmm::all_rows");
     }
   }
 
@@ -650,8 +598,7 @@ class spmm_plan {
       local_flag(c) = owner == me ? 1 : 0;
       source_row(c) = row;
       if constexpr (reads_host_memory) {
-        column_owner_.push_back(owner);
-        column_row_.push_back(row);
+        in_place_.add_column(owner, row);
       }
       if (owner != me) remote.push_back({owner, row, c});
     }
@@ -727,15 +674,7 @@ class spmm_plan {
   std::size_t packed_base_ = 0;  ///< where the packed blocks start in my staging window
   std::size_t packed_owners_ = 0;
   std::shared_ptr<detail::spmm_workspace<T, Policy>> workspace_;
-  // Reading X in place (host spaces): per column of A, X's owner and its row there; per entry, the
-  // row in the node's array of X and the node's first row of each rank it was made for (-1: off
-  // the node); all of A's rows as one list, and the kernel's state for it.
-  std::vector<int> column_owner_;
-  std::vector<local_index> column_row_;
-  Kokkos::View<const local_index*, memory_space> in_place_source_;
-  std::vector<std::int64_t> in_place_first_row_;
-  Kokkos::View<const local_index*, memory_space> all_rows_;
-  mutable kernels::spmm_rows_state<T, memory_space> in_place_state_;
+  detail::spmm_in_place_reads<T, memory_space> in_place_;  ///< X read in place (host spaces)
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
   // spmm_kernel::kokkos_kernels through cuSPARSE: A's offsets as int, made by the first apply (a View
   // per apply cost a cudaMalloc and a device-wide cudaFree per product), and the offsets they came from.
