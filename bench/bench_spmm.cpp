@@ -6,7 +6,7 @@
 //                           [--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--block B]
 //                           [--vectors row_block|grid_aligned] [--type double|float] [--kernels all|tessera]
 //                           [--gather-roof] [--x-memory private|node_shared]
-//                           [--x-in-place automatic|always|never]
+//                           [--x-in-place automatic|always|never] [--order natural|rcm|degree]
 //
 // With a grid distribution A is redistributed first and X and Y stay row_block (or, with
 // --vectors grid_aligned, are laid out along A's grid): the 2-D product (rows of X fetched per
@@ -32,6 +32,12 @@
 // every rank reads only from its own node and spmm_options::read_x_in_place allows it (--x-in-place;
 // by default where the shared memory has huge pages, x_shared_huge_pages, or X is small). x_rows_read says which the
 // product did.
+//
+// --order rcm|degree renumbers A's rows and columns within each rank first (tessera::reorder,
+// reverse Cuthill-McKee or by degree; row_block only, outside the timing: reorder_seconds) and
+// multiplies the renumbered A by X permuted alike: the locality an ordering gives X's reads. With
+// --scramble (bench_common) the input's vertices are relabelled at random first, as a mesh
+// numbered in no useful order comes.
 //
 // --type float multiplies in single precision (row_block only; SpDNN's type), --kernels tessera
 // skips Kokkos-Kernels' kernel. A layer of the Graph Challenge's network as a Matrix Market file:
@@ -70,6 +76,15 @@ int main(int argc, char** argv) {
       s.read_x_in_place = when == "always" ? tessera::x_in_place::always
                           : when == "never" ? tessera::x_in_place::never
                                             : tessera::x_in_place::automatic;
+    } else if (std::string_view(argv[i]) == "--order" && i + 1 < argc) {
+      const std::string_view order = argv[++i];
+      if (order == "rcm" || order == "reverse_cuthill_mckee") s.order = tessera::row_ordering::reverse_cuthill_mckee;
+      else if (order == "degree" || order == "by_degree") s.order = tessera::row_ordering::by_degree;
+      else if (order == "natural") s.order = tessera::row_ordering::natural;
+      else {
+        std::fprintf(stderr, "bench_spmm: --order natural|rcm|degree, not %s\n", argv[i]);
+        return 2;
+      }
     } else if (std::string_view(argv[i]) == "--kernels" && i + 1 < argc) {
       s.only_tessera = std::string_view(argv[++i]) == "tessera";
     } else {

@@ -3,6 +3,7 @@
 // bench_spmm_rows_double.cpp, bench_spmm_rows_float.cpp and bench_spmm_grid.cpp.
 #include "bench_spmm_runs.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <sstream>
@@ -56,7 +57,13 @@ void run_grid(const tessera::communicator& comm, const tessera::bench::args& arg
 template <class Backend, class T>
 void run_rows(const tessera::communicator& comm, const tessera::bench::args& args, const settings& s) {
   using P = tessera::policy<tessera::row_block, tessera::csr, Backend>;
-  const auto a = tessera::bench::input_matrix<T, P>(comm, args);
+  const auto input = tessera::bench::input_matrix<T, P>(comm, args);
+  comm.barrier();
+  const auto reorder_start = std::chrono::steady_clock::now();
+  const auto reordered = tessera::reorder(input, s.order);
+  const double reorder_seconds =
+      comm.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - reorder_start).count());
+  const auto& a = reordered.matrix;
   // What one product touches at least: A's CSR arrays, the distinct rows of X A's columns name, Y.
   const auto local_rows = static_cast<double>(a.local_rows());
   const double a_bytes = comm.sum((local_rows + 1) * sizeof(tessera::offset_type) +
@@ -69,6 +76,7 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
     if (s.x_node_shared && kernel != tessera::spmm_kernel::tessera) continue;  // read in place by tessera's kernel only
     tessera::dist_dense<T, P> x(comm, a.num_cols(), k);
     x.fill([](tessera::global_index i, tessera::global_index j) { return T(1) / static_cast<T>(1 + (i + j) % 7); });
+    if (s.order != tessera::row_ordering::natural) x = tessera::permute_rows(x, reordered.permutation);
     if constexpr (std::is_same_v<typename P::memory_space, Kokkos::HostSpace>) {
       if (s.x_node_shared) x = tessera::share_on_node(x);
     } else if (s.x_node_shared) {
@@ -101,11 +109,12 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
     }
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"type\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
-                 "\"x_memory\": \"{}\", \"x_shared_huge_pages\": {}, \"x_rows_read\": \"{}\", \"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
+                 "\"order\": \"{}\", \"reorder_seconds\": {:.4f}, \"x_memory\": \"{}\", \"x_shared_huge_pages\": {}, \"x_rows_read\": \"{}\", \"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
                  "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
                  tessera::bench::matrix_name(args), sizeof(T) == 4 ? "float" : "double", comm.size(), tessera::bench::threads(), Backend::name(),
                  kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k,
+                 tessera::to_string(s.order), reorder_seconds,
                  s.x_node_shared ? "node_shared" : "private", x_shared_huge_pages, in_place ? "in_place" : "fetched", s.streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);

@@ -18,6 +18,8 @@ struct settings {
   bool streaming = true, single = false, only_tessera = false, gather_roof = false;
   bool x_node_shared = false;  ///< --x-memory node_shared: X in node-shared memory (share_on_node)
   tessera::x_in_place read_x_in_place = tessera::x_in_place::automatic;  ///< --x-in-place
+  /// --order: A renumbered within each rank first (reorder; outside the timing), X permuted alike.
+  tessera::row_ordering order = tessera::row_ordering::natural;
 };
 
 /// The products of an A by rows (row_block) at every width, with tessera's kernel and (unless

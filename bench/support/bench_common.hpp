@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <optional>
 #include <chrono>
 #include <cstdlib>
@@ -28,6 +30,9 @@ struct args {
   /// vertex 0 is the largest hub and the first rows hold most entries, as in a graph sorted by degree.
   bool rmat_hubs_first = false;
   global_index laplacian_n = -1;
+  /// --scramble: the input's vertices relabelled at random (one permutation of its rows and columns,
+  /// the same on every rank, rows redistributed): a mesh numbered in no useful order.
+  bool scramble = false;
   global_index random_n = -1;
   int nnz_per_row = 8;
   std::uint64_t seed = 1;
@@ -51,7 +56,7 @@ struct args {
 [[noreturn]] inline void usage(const char* program, int code) {
   fmt::print(code == 0 ? stdout : stderr,
              "usage: {} (--matrix FILE.mtx | --rmat SCALE [--edge-factor 16] [--hubs-first] | --laplacian N | --random N "
-             "[--nnz-per-row K]) [--seed S] [--reps N] [--backend rma|progress|aggregator] "
+             "[--nnz-per-row K]) [--scramble] [--seed S] [--reps N] [--backend rma|progress|aggregator] "
              "[--distribution row_block|block_cyclic_2d|replicated_columns] [--grid PxQ] [--layers C] [--block B] "
              "[--stages S] [--prefetch on|off] [--vectors row_block|grid_aligned]\n",
              program);
@@ -70,6 +75,7 @@ inline args parse(int argc, char** argv) {
     else if (arg == "--rmat") a.rmat_scale = std::stoi(value());
     else if (arg == "--edge-factor") a.edge_factor = std::stoi(value());
     else if (arg == "--hubs-first") a.rmat_hubs_first = true;
+    else if (arg == "--scramble") a.scramble = true;
     else if (arg == "--laplacian") a.laplacian_n = std::stoll(value());
     else if (arg == "--random") a.random_n = std::stoll(value());
     else if (arg == "--nnz-per-row") a.nnz_per_row = std::stoi(value());
@@ -145,6 +151,11 @@ std::string grid_name(const Mapping& m) {
 
 /// A short name of the input for the JSON line.
 inline std::string matrix_name(const args& a) {
+  if (a.scramble) {
+    args plain = a;
+    plain.scramble = false;
+    return matrix_name(plain) + "-scrambled";
+  }
   if (!a.matrix_path.empty()) return a.matrix_path;
   if (a.rmat_scale >= 0) return fmt::format("rmat{}-ef{}{}", a.rmat_scale, a.edge_factor, a.rmat_hubs_first ? "-hubs-first" : "");
   if (a.laplacian_n >= 0) return fmt::format("laplacian{}", a.laplacian_n);
@@ -152,7 +163,33 @@ inline std::string matrix_name(const args& a) {
 }
 
 template <class T, class Policy>
+dist_matrix<T, Policy> input_matrix(const communicator& comm, const args& a);
+
+/// `m` with its vertices relabelled by a random permutation (seeded: the same on every rank) and
+/// its rows redistributed as the policy's default distribution splits them (square m).
+template <class T, class Policy>
+dist_matrix<T, Policy> scrambled(const communicator& comm, const dist_matrix<T, Policy>& m, std::uint64_t seed) {
+  std::vector<global_index> label(static_cast<std::size_t>(m.num_rows()));
+  std::iota(label.begin(), label.end(), global_index{0});
+  std::shuffle(label.begin(), label.end(), std::mt19937_64(seed ^ 0x5c4a3b1eULL));
+  auto entries = local_triplets(m);
+  for (auto& i : entries.rows) i = label[static_cast<std::size_t>(i)];
+  for (auto& j : entries.cols) j = label[static_cast<std::size_t>(j)];
+  return build_from_triplets<T, Policy>(comm, m.num_rows(), m.num_cols(), entries);
+}
+
+template <class T, class Policy>
 dist_matrix<T, Policy> input_matrix(const communicator& comm, const args& a) {
+  if (a.scramble) {
+    args plain = a;
+    plain.scramble = false;
+    const auto m = input_matrix<T, Policy>(comm, plain);
+    if (m.num_rows() != m.num_cols()) {
+      if (comm.rank() == 0) fmt::print(stderr, "--scramble relabels the vertices of a square matrix, not {} x {}\n", m.num_rows(), m.num_cols());
+      std::exit(2);
+    }
+    return scrambled(comm, m, a.seed);
+  }
   if (!a.matrix_path.empty()) return read_matrix_market<T, Policy>(comm, a.matrix_path);
   if (a.rmat_scale >= 0)
     return generate::rmat<T, Policy>(comm, a.rmat_scale, a.edge_factor, a.seed,

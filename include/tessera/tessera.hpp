@@ -61,6 +61,7 @@
 
 #include "ops/bsgemm.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/reorder.hpp"
 #include "ops/semiring.hpp"
 #include "ops/spgemm.hpp"
 #include "ops/grid/grid_aligned_rows.hpp"

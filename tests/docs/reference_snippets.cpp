@@ -18,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -407,6 +408,32 @@ TEST_CASE("operations.md: X in node-shared memory, read in place" * doctest::ski
   CHECK(tessera::is_node_shared(X));
   const auto read = tessera::spmm_plan_for(A, X, always).agree_x_rows_read(X);
   CHECK((read == tessera::spmm_plan<double, P>::x_rows_read::in_place) == (comm.size() > 1));
+}
+
+TEST_CASE("operations.md: renumbering for locality") {
+  const auto& comm = tessera::test::world();
+  using P = tessera::policy<tessera::row_block, tessera::csr, tessera::mpi_rma>;
+  const auto A = tessera::generate::laplacian_2d<double, P>(comm, 9);
+  tessera::dist_dense<double, P> X(comm, A.mapping(), 3);
+  X.fill([](tessera::global_index i, tessera::global_index j) { return 1.0 + static_cast<double>((i + 2 * j) % 5); });
+  auto [Ar, perm] = tessera::reorder(A, tessera::row_ordering::reverse_cuthill_mckee);  // once
+  auto Xr = tessera::permute_rows(X, perm);                // X in the new numbering
+  auto Yr = tessera::spmm(Ar, Xr);                         // as many products as you like
+  auto Y = tessera::restore_rows(Yr, perm);                // back in A's numbering: A X
+  std::vector<tessera::local_index> mine(static_cast<std::size_t>(A.local_rows()));
+  std::iota(mine.rbegin(), mine.rend(), 0);                // your own order: here each rank's rows reversed
+  tessera::row_permutation<P> yours(comm, A.mapping(), mine);
+  auto reversed = tessera::reorder(A, yours);              // reversed.matrix, reversed.permutation
+  const auto y = Y.gather_to_root(), ax = tessera::spmm(A, X).gather_to_root();
+  if (comm.rank() == 0)
+    for (std::size_t e = 0; e < y->size(); ++e) CHECK((*y)[e] == doctest::Approx((*ax)[e]).epsilon(1e-12));
+  CHECK(Ar.global_nnz() == A.global_nnz());
+  CHECK(reversed.matrix.global_nnz() == A.global_nnz());
+  // Each rank's rows reversed: local row 0 is now its last.
+  if (A.local_rows() > 0) CHECK(reversed.permutation.new_local_row(0) == A.local_rows() - 1);
+  const auto back = tessera::restore_rows(tessera::permute_rows(X, reversed.permutation), reversed.permutation);
+  const auto x = X.gather_to_root(), b = back.gather_to_root();
+  if (comm.rank() == 0) CHECK(*x == *b);
 }
 
 namespace {
