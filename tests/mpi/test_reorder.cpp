@@ -15,7 +15,8 @@ using namespace tessera;
 using policy_type = test::csr_policy;
 
 // Every rank's (old global row, new global row) pairs, on every rank: P as a global table.
-std::vector<global_index> global_permutation(const communicator& comm, const row_permutation<policy_type>& p) {
+template <class Policy>
+std::vector<global_index> global_permutation(const communicator& comm, const row_permutation<Policy>& p) {
   std::vector<global_index> mine;
   const auto& rows = p.mapping();
   for (std::size_t i = 0; i < p.new_of_old().size(); ++i) {
@@ -155,6 +156,15 @@ TEST_CASE("reorder is P A P^T with P within each rank, for every ordering, on ra
   }
 }
 
+TEST_CASE("reorder composes with other storages and backends") {
+  const auto& comm = test::world();
+  using csc_aggregated = policy<row_block, csc, aggregator>;
+  const auto a = generate::rmat<double, csc_aggregated>(comm, 6, 6, 3);
+  const auto [ap, p] = reorder(a, row_ordering::by_degree);
+  const auto check = compare(ap, permuted_reference(gather_to_all(a), global_permutation(comm, p)));
+  CHECK_MESSAGE(check.equal, check.difference);
+}
+
 TEST_CASE("reverse Cuthill-McKee brings each rank's block of a scrambled path back to a band") {
   const auto& comm = test::world();
   const auto a = scrambled_path(comm, 200, 5);
@@ -167,6 +177,22 @@ TEST_CASE("reverse Cuthill-McKee brings each rank's block of a scrambled path ba
     CHECK(std::abs(local.rows[e] - local.cols[e]) <= 1);
   }
   CHECK(comm.sum(static_cast<global_index>(within_rank)) > 0);
+  // A path numbered along itself already has bandwidth 1: reverse Cuthill-McKee keeps its order.
+  triplets<double> t;
+  if (comm.rank() == 0)
+    for (global_index i = 0; i < 40; ++i) {
+      t.push_back(i, i, 2.0);
+      if (i + 1 < 40) t.push_back(i, i + 1, -1.0);
+    }
+  const auto banded = build_from_triplets<double, policy_type>(comm, 40, 40, t);
+  const auto kept = reorder(banded, row_ordering::reverse_cuthill_mckee);
+  for (std::size_t i = 0; i < kept.permutation.new_of_old().size(); ++i)
+    CHECK(kept.permutation.new_of_old()[i] == static_cast<local_index>(i));
+  const std::vector<local_index> identity{0, 1, 2}, reversed{2, 1, 0};
+  const auto path = kernels::symmetric_graph_of(3, std::vector<local_index>{0, 1}, std::vector<local_index>{1, 2});
+  CHECK(kernels::bandwidth_under(path, identity) == 1);
+  CHECK(kernels::bandwidth_under(path, std::vector<local_index>{0, 2, 1}) == 2);
+  CHECK(kernels::bandwidth_under(path, reversed) == 1);
   // The same matrix unordered had far wider rows (the check can fail: it is not a tautology).
   if (comm.size() == 1) {
     const auto before = local_triplets(a);

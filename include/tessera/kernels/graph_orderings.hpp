@@ -166,6 +166,18 @@ inline std::size_t level_structure(const symmetric_graph& g, local_index root, s
   return order;
 }
 
+/// The bandwidth of `g` numbered by `position` (vertex -> position): the largest distance between
+/// the numbers of two neighbours (0 without edges).
+[[nodiscard]] inline std::size_t bandwidth_under(const symmetric_graph& g, std::span<const local_index> position) {
+  std::size_t widest = 0;
+  for (std::size_t v = 0; v < g.vertices(); ++v)
+    for (const local_index w : g.neighbours_of(v)) {
+      const auto a = position[v], b = position[static_cast<std::size_t>(w)];
+      widest = std::max(widest, static_cast<std::size_t>(a > b ? a - b : b - a));
+    }
+  return widest;
+}
+
 /// The inverse of an order (position -> vertex): vertex -> position.
 [[nodiscard]] inline std::vector<local_index> positions_of(std::span<const local_index> order) {
   std::vector<local_index> position(order.size());

@@ -38,7 +38,9 @@ namespace tessera {
 /// How reorder numbers each rank's rows.
 enum class row_ordering {
   natural,                ///< as they are: the identity (a baseline for comparisons)
-  reverse_cuthill_mckee,  ///< neighbours get nearby numbers: banded structure, X read near the diagonal
+  /// Neighbours get nearby numbers: a band, X read near the diagonal. A rank whose rows already
+  /// have a bandwidth no wider than the one found keeps their order (a mesh numbered well stays).
+  reverse_cuthill_mckee,
   by_degree,              ///< the most connected rows first: a power-law graph's hubs share pages and cache
 };
 
@@ -231,8 +233,8 @@ template <matrix_value T, matrix_policy Policy>
 }
 
 /// P A P^T with P found by `ordering` on each rank's diagonal block (collective): the rows and
-/// the columns the rank owns, as the undirected graph of A + A^T; entries in other ranks' columns
-/// keep their place in the halo's order. Serial host work per rank, O(nnz log nnz); do it once and
+/// the columns the rank owns, as the undirected graph of A + A^T (columns other ranks own follow
+/// their owners' numbering). Serial host work per rank, O(nnz log nnz); do it once and
 /// keep the vectors in the new numbering between products (permute_rows / restore_rows cost a copy
 /// of the block each).
 template <matrix_value T, matrix_policy Policy>
@@ -266,8 +268,15 @@ template <matrix_value T, matrix_policy Policy>
       to.push_back(static_cast<local_index>(rows.local_row(entries.cols[e])));
     }
     const auto graph = kernels::symmetric_graph_of(n, from, to);
-    order = ordering == row_ordering::reverse_cuthill_mckee ? kernels::reverse_cuthill_mckee(graph)
-                                                           : kernels::by_decreasing_degree(graph);
+    if (ordering == row_ordering::by_degree) {
+      order = kernels::by_decreasing_degree(graph);
+    } else {
+      order = kernels::reverse_cuthill_mckee(graph);
+      std::vector<local_index> as_now(n);
+      std::iota(as_now.begin(), as_now.end(), local_index{0});
+      if (kernels::bandwidth_under(graph, as_now) <= kernels::bandwidth_under(graph, kernels::positions_of(order)))
+        order = std::move(as_now);
+    }
   }
   return reorder(a, row_permutation<Policy>(comm, rows, kernels::positions_of(order)));
 }
