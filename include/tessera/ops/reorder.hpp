@@ -171,6 +171,9 @@ template <matrix_value T, matrix_policy Policy>
 /// to another rank.
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, const row_permutation<Policy>& p) {
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::reorder renumbers each rank's whole rows: it needs a distribution whose ranks own whole "
+                "rows (capability whole_row_mapping); redistribute a grid-distributed A to row_block first");
   static_assert(!dist_matrix<T, Policy>::tiled,
                 "tessera::reorder renumbers the rows and columns of element storages (csr, csc, coo, your own); "
                 "tile storages keep their tiles' shapes");
@@ -239,6 +242,9 @@ template <matrix_value T, matrix_policy Policy>
 /// of the block each).
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, row_ordering ordering) {
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::reorder renumbers each rank's whole rows: it needs a distribution whose ranks own whole "
+                "rows (capability whole_row_mapping); redistribute a grid-distributed A to row_block first");
   static_assert(!dist_matrix<T, Policy>::tiled,
                 "tessera::reorder renumbers the rows and columns of element storages (csr, csc, coo, your own); "
                 "tile storages keep their tiles' shapes");
