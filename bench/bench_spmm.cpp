@@ -7,6 +7,7 @@
 //                           [--vectors row_block|grid_aligned] [--type double|float] [--kernels all|tessera]
 //                           [--gather-roof] [--x-memory private|node_shared]
 //                           [--x-in-place automatic|always|never] [--order natural|rcm|degree]
+//                           [--order-scope within_ranks|whole_matrix]
 //
 // With a grid distribution A is redistributed first and X and Y stay row_block (or, with
 // --vectors grid_aligned, are laid out along A's grid): the 2-D product (rows of X fetched per
@@ -33,9 +34,10 @@
 // by default where the shared memory has huge pages, x_shared_huge_pages, or X is small). x_rows_read says which the
 // product did.
 //
-// --order rcm|degree renumbers A's rows and columns within each rank first (tessera::reorder,
-// reverse Cuthill-McKee or by degree; row_block only, outside the timing: reorder_seconds) and
-// multiplies the renumbered A by X permuted alike: the locality an ordering gives X's reads. With
+// --order rcm|degree renumbers A's rows and columns first (tessera::reorder, reverse Cuthill-McKee
+// or by degree; within each rank, or with --order-scope whole_matrix over the whole matrix, rows
+// moving between ranks; row_block only, outside the timing: reorder_seconds) and multiplies the
+// renumbered A by X permuted alike: the locality an ordering gives X's reads. With
 // --scramble (bench_common) the input's vertices are relabelled at random first, as a mesh
 // numbered in no useful order comes.
 //
@@ -85,6 +87,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_spmm: --order natural|rcm|degree, not %s\n", argv[i]);
         return 2;
       }
+    } else if (std::string_view(argv[i]) == "--order-scope" && i + 1 < argc) {
+      s.order_scope = std::string_view(argv[++i]) == "whole_matrix" ? tessera::reorder_scope::whole_matrix
+                                                                    : tessera::reorder_scope::within_ranks;
     } else if (std::string_view(argv[i]) == "--kernels" && i + 1 < argc) {
       s.only_tessera = std::string_view(argv[++i]) == "tessera";
     } else {

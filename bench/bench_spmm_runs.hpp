@@ -20,6 +20,7 @@ struct settings {
   tessera::x_in_place read_x_in_place = tessera::x_in_place::automatic;  ///< --x-in-place
   /// --order: A renumbered within each rank first (reorder; outside the timing), X permuted alike.
   tessera::row_ordering order = tessera::row_ordering::natural;
+  tessera::reorder_scope order_scope = tessera::reorder_scope::within_ranks;  ///< --order-scope
 };
 
 /// The products of an A by rows (row_block) at every width, with tessera's kernel and (unless

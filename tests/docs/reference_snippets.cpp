@@ -424,10 +424,18 @@ TEST_CASE("operations.md: renumbering for locality") {
   std::iota(mine.rbegin(), mine.rend(), 0);                // your own order: here each rank's rows reversed
   tessera::row_permutation<P> yours(comm, A.mapping(), mine);
   auto reversed = tessera::reorder(A, yours);              // reversed.matrix, reversed.permutation
+  auto banded = tessera::reorder(A, tessera::row_ordering::reverse_cuthill_mckee, tessera::reorder_scope::whole_matrix);
+  auto Yb = tessera::restore_rows(tessera::spmm(banded.matrix, tessera::permute_rows(X, banded.permutation)),
+                                  banded.permutation);     // A X again, rows having moved between ranks
   const auto y = Y.gather_to_root(), ax = tessera::spmm(A, X).gather_to_root();
+  const auto yb = Yb.gather_to_root();
   if (comm.rank() == 0)
-    for (std::size_t e = 0; e < y->size(); ++e) CHECK((*y)[e] == doctest::Approx((*ax)[e]).epsilon(1e-12));
+    for (std::size_t e = 0; e < y->size(); ++e) {
+      CHECK((*y)[e] == doctest::Approx((*ax)[e]).epsilon(1e-12));
+      CHECK((*yb)[e] == doctest::Approx((*ax)[e]).epsilon(1e-12));
+    }
   CHECK(Ar.global_nnz() == A.global_nnz());
+  CHECK_FALSE(banded.permutation.within_ranks());
   CHECK(reversed.matrix.global_nnz() == A.global_nnz());
   // Each rank's rows reversed: local row 0 is now its last.
   if (A.local_rows() > 0) CHECK(reversed.permutation.new_local_row(0) == A.local_rows() - 1);

@@ -19,9 +19,9 @@ template <class Policy>
 std::vector<global_index> global_permutation(const communicator& comm, const row_permutation<Policy>& p) {
   std::vector<global_index> mine;
   const auto& rows = p.mapping();
-  for (std::size_t i = 0; i < p.new_of_old().size(); ++i) {
+  for (std::size_t i = 0; i < p.new_global_rows().size(); ++i) {
     mine.push_back(rows.to_global(comm.rank(), static_cast<global_index>(i), 0).row);
-    mine.push_back(rows.to_global(comm.rank(), p.new_of_old()[i], 0).row);
+    mine.push_back(p.new_global_row(static_cast<local_index>(i)));
   }
   const auto pairs = comm.allgather_concatenated(mine);
   std::vector<global_index> new_of_old(static_cast<std::size_t>(rows.global_rows()), -1);
@@ -114,21 +114,25 @@ TEST_CASE("reorder is P A P^T with P within each rank, for every ordering, on ra
   }
   inputs.push_back({"fewer rows than ranks", generate::uniform_random<double, policy_type>(comm, 2, 2, 2, 9)});
   inputs.push_back({"empty", generate::uniform_random<double, policy_type>(comm, 0, 0, 2, 9)});
-  for (const auto& [name, a] : inputs) {
+  for (const auto& [name, a] : inputs)
+  for (const auto scope : {reorder_scope::within_ranks, reorder_scope::whole_matrix}) {
     for (const auto ordering : {row_ordering::natural, row_ordering::reverse_cuthill_mckee, row_ordering::by_degree}) {
       CAPTURE(name);
       CAPTURE(to_string(ordering));
-      const auto [ap, p] = reorder(a, ordering);
-      CHECK(ap.mapping() == a.mapping());  // nothing moves to another rank
+      CAPTURE(scope == reorder_scope::whole_matrix);
+      const auto [ap, p] = reorder(a, ordering, scope);
+      CHECK(ap.mapping() == a.mapping());  // the same row split
       CHECK(ap.global_nnz() == a.global_nnz());
+      CHECK(p.within_ranks() == (scope == reorder_scope::within_ranks));
       const auto new_of_old = global_permutation(comm, p);
-      // A permutation of the rows that keeps each row on its rank.
+      // A permutation of the rows; within ranks, one that keeps each row on its rank.
       std::vector<char> seen(new_of_old.size(), 0);
       for (std::size_t i = 0; i < new_of_old.size(); ++i) {
         REQUIRE(new_of_old[i] >= 0);
         CHECK_FALSE(seen[static_cast<std::size_t>(new_of_old[i])]);
         seen[static_cast<std::size_t>(new_of_old[i])] = 1;
-        CHECK(a.mapping().row_owner(new_of_old[i]) == a.mapping().row_owner(static_cast<global_index>(i)));
+        if (p.within_ranks())
+          CHECK(a.mapping().row_owner(new_of_old[i]) == a.mapping().row_owner(static_cast<global_index>(i)));
       }
       if (ordering == row_ordering::natural)
         for (std::size_t i = 0; i < new_of_old.size(); ++i) CHECK(new_of_old[i] == static_cast<global_index>(i));
@@ -202,6 +206,32 @@ TEST_CASE("reverse Cuthill-McKee brings each rank's block of a scrambled path ba
   }
 }
 
+TEST_CASE("over the whole matrix, reverse Cuthill-McKee gives a scrambled path a band and a thin halo") {
+  const auto& comm = test::world();
+  const auto a = scrambled_path(comm, 200, 5);
+  const auto [ap, p] = reorder(a, row_ordering::reverse_cuthill_mckee, reorder_scope::whole_matrix);
+  const auto local = local_triplets(ap);
+  for (std::size_t e = 0; e < local.size(); ++e) CHECK(std::abs(local.rows[e] - local.cols[e]) <= 1);
+  // SpMM's halo: at most a row from each neighbouring rank, against most of them before.
+  dist_dense<double, policy_type> x(comm, ap.mapping(), 4);
+  const auto halo = comm.max(static_cast<global_index>(spmm_plan_for(ap, x).halo_rows()));
+  CHECK(halo <= 2);
+  if (comm.size() > 1) CHECK(comm.max(static_cast<global_index>(spmm_plan_for(a, x).halo_rows())) > 20);
+  // X through the new numbering and back, across ranks.
+  x.fill([](global_index i, global_index j) { return static_cast<double>(10 * i + j); });
+  const auto moved = permute_rows(x, p);
+  const auto local_moved = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, moved.local());
+  for (std::size_t i = 0; i < local_moved.extent(0); ++i) {
+    const global_index new_row = moved.global_row(static_cast<global_index>(i));
+    const global_index old_row = p.old_global_rows()[i];
+    CHECK(ap.mapping().row_owner(new_row) == comm.rank());
+    for (std::size_t j = 0; j < 4; ++j) CHECK(local_moved(i, j) == static_cast<double>(10 * old_row + static_cast<global_index>(j)));
+  }
+  const auto back = restore_rows(moved, p);
+  const auto all_x = x.gather_to_root(), all_back = back.gather_to_root();
+  if (comm.rank() == 0) CHECK(*all_x == *all_back);
+}
+
 TEST_CASE("reorder refuses non-square matrices and bad permutations on every rank") {
   const auto& comm = test::world();
   const auto rectangular = generate::uniform_random<double, policy_type>(comm, 6, 9, 2, 1);
@@ -224,6 +254,16 @@ TEST_CASE("reorder refuses non-square matrices and bad permutations on every ran
   if (someone_has_rows)
     CHECK_THROWS_WITH_AS((row_permutation<policy_type>(comm, a.mapping(), n > 0 ? too_few : std::vector<local_index>{})),
                          doctest::Contains("new numbers were given"), error);
+  // Across ranks: every rank numbers its rows from 0, so global row 0 is given more than once.
+  std::vector<global_index> clash(n);
+  std::iota(clash.begin(), clash.end(), global_index{0});
+  if (comm.size() > 1)
+    CHECK_THROWS_WITH_AS((void)row_permutation<policy_type>::of_global_rows(comm, a.mapping(), clash),
+                         doctest::Contains("is given to two rows"), error);
+  std::vector<global_index> outside(n, 10);
+  if (someone_has_rows)
+    CHECK_THROWS_WITH_AS((void)row_permutation<policy_type>::of_global_rows(comm, a.mapping(), outside),
+                         doctest::Contains("outside [0, 10)"), error);
   // A block split otherwise than the permutation's rows.
   const auto [ap, p] = reorder(a, row_ordering::natural);
   dist_dense<double, policy_type> other(comm, 11, 2);

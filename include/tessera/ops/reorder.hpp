@@ -18,6 +18,7 @@
 #include "../core/error.hpp"
 #include "../kernels/graph_orderings.hpp"
 #include "../matrix/detail/assemble.hpp"
+#include "../matrix/detail/route.hpp"
 #include "../matrix/dist_dense.hpp"
 #include "../matrix/dist_matrix.hpp"
 #include "../matrix/local_triplets.hpp"
@@ -28,6 +29,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <numeric>
 #include <string_view>
 #include <utility>
@@ -54,9 +56,21 @@ enum class row_ordering {
   return "unknown";
 }
 
-/// A renumbering of every rank's rows within the rank: local row i becomes local row
-/// new_local_row(i) of the same rank, under one row split (mapping()). reorder makes one from an
-/// ordering; you may bring your own (a partitioner's or a space-filling curve's local order).
+/// Which rows an ordering may move where.
+enum class reorder_scope {
+  /// Each rank renumbers its own rows by its diagonal block: no row changes rank, no data moves but
+  /// one exchange of the new numbers of the columns ranks hold.
+  within_ranks,
+  /// One numbering of the whole matrix, found on rank 0 (A + A^T's structure gathered there: 16 bytes
+  /// per entry), rows then split as A's are: a row may move to another rank, and the rows each rank
+  /// needs from others shrink with the band (a mesh numbered in no order gets a thin halo back).
+  whole_matrix,
+};
+
+/// A renumbering of a matrix's rows (and columns alike): this rank's local row i becomes global row
+/// new_global_row(i), under one row split (mapping()) before and after. Within ranks (the rows
+/// stay where they are) or across them; reorder makes one from an ordering, or bring your own (a
+/// partitioner's local order, a space-filling curve).
 template <matrix_policy Policy>
 class row_permutation {
   static_assert(whole_row_mapping<typename Policy::mapping_type>,
@@ -67,14 +81,12 @@ class row_permutation {
   using mapping_type = typename Policy::mapping_type;
   using memory_space = typename Policy::memory_space;
 
-  /// This rank's new number for each of its rows, under `rows` (collective): new_of_old must
-  /// hold each of 0 .. local rows - 1 exactly once, on every rank, or every rank throws.
+  /// Within ranks: this rank's new local number for each of its rows, under `rows` (collective):
+  /// new_of_old must hold each of 0 .. local rows - 1 exactly once, on every rank, or every rank throws.
   row_permutation(const communicator& comm, const mapping_type& rows, std::vector<local_index> new_of_old)
-      : rows_(rows), new_of_old_(std::move(new_of_old)) {
+      : rows_(rows), within_ranks_(true), new_of_old_(std::move(new_of_old)) {
     comm.collectively([&] {
-      TESSERA_REQUIRE(rows.num_ranks() == comm.size(), dimension_mismatch,
-                      "row_permutation: the row split is for {} ranks but the communicator has {}", rows.num_ranks(),
-                      comm.size());
+      check_split(comm);
       const auto n = static_cast<std::size_t>(rows.extents(comm.rank()).rows);
       TESSERA_REQUIRE(new_of_old_.size() == n, invalid_argument,
                       "row_permutation: rank {} owns {} rows but {} new numbers were given", comm.rank(), n,
@@ -89,23 +101,93 @@ class row_permutation {
         taken[static_cast<std::size_t>(to)] = 1;
       }
     });
+    new_global_.resize(new_of_old_.size());
+    for (std::size_t i = 0; i < new_of_old_.size(); ++i)
+      new_global_[i] = rows_.to_global(comm.rank(), static_cast<global_index>(new_of_old_[i]), 0).row;
     new_of_old_view_ = to_view<local_index, memory_space>(new_of_old_, "tessera::row_permutation");
   }
 
-  /// The row split the numbering is for.
+  /// Across ranks: this rank's new global number for each of its rows (collective). Every global
+  /// row must be given exactly once over all ranks, or every rank throws; one exchange tells each
+  /// rank which rows its new rows were.
+  [[nodiscard]] static row_permutation of_global_rows(const communicator& comm, const mapping_type& rows,
+                                                      std::vector<global_index> new_global) {
+    return row_permutation(comm, rows, std::move(new_global), across_ranks_tag{});
+  }
+
+  /// The row split, before and after.
   [[nodiscard]] const mapping_type& mapping() const noexcept { return rows_; }
-  /// The new local number of this rank's local row `old_row`.
-  [[nodiscard]] local_index new_local_row(local_index old_row) const { return new_of_old_[static_cast<std::size_t>(old_row)]; }
-  /// This rank's new numbers, old row -> new row.
+  /// Whether every row stays on its rank (then new_local_row and new_of_old answer).
+  [[nodiscard]] bool within_ranks() const noexcept { return within_ranks_; }
+  /// The new global number of this rank's local row `old_row`.
+  [[nodiscard]] global_index new_global_row(local_index old_row) const { return new_global_[static_cast<std::size_t>(old_row)]; }
+  /// This rank's new global numbers, by old local row.
+  [[nodiscard]] const std::vector<global_index>& new_global_rows() const noexcept { return new_global_; }
+  /// The new local number of this rank's local row `old_row` (within_ranks() only).
+  [[nodiscard]] local_index new_local_row(local_index old_row) const {
+    TESSERA_REQUIRE(within_ranks_, invalid_argument,
+                    "row_permutation::new_local_row: the permutation moves rows between ranks; ask new_global_row");
+    return new_of_old_[static_cast<std::size_t>(old_row)];
+  }
+  /// This rank's new local numbers, old row -> new row (empty unless within_ranks()).
   [[nodiscard]] const std::vector<local_index>& new_of_old() const noexcept { return new_of_old_; }
   /// The same in the policy's memory space (what permute_rows and restore_rows read).
   [[nodiscard]] const Kokkos::View<const local_index*, memory_space>& new_of_old_view() const noexcept {
     return new_of_old_view_;
   }
+  /// Across ranks: the old global number of each of this rank's new rows (by new local row).
+  [[nodiscard]] const std::vector<global_index>& old_global_rows() const noexcept { return old_global_; }
 
  private:
+  struct across_ranks_tag {};
+
+  row_permutation(const communicator& comm, const mapping_type& rows, std::vector<global_index> new_global,
+                  across_ranks_tag)
+      : rows_(rows), within_ranks_(false), new_global_(std::move(new_global)) {
+    const int me = comm.rank();
+    const auto n = static_cast<std::size_t>(rows.extents(me).rows);
+    comm.collectively([&] {
+      check_split(comm);
+      TESSERA_REQUIRE(new_global_.size() == n, invalid_argument,
+                      "row_permutation: rank {} owns {} rows but {} new numbers were given", me, n, new_global_.size());
+      for (std::size_t i = 0; i < n; ++i)
+        TESSERA_REQUIRE(new_global_[i] >= 0 && new_global_[i] < rows.global_rows(), invalid_argument,
+                        "row_permutation: rank {} renumbers its row {} as {}, outside [0, {})", me, i, new_global_[i],
+                        rows.global_rows());
+    });
+    // Each new row's owner learns which old row it is: (new local row, old global row) pairs.
+    bucket_builder<global_index> tell(comm.size());
+    for (std::size_t i = 0; i < n; ++i) tell.count(rows.row_owner(new_global_[i]), 2);
+    tell.allocate();
+    for (std::size_t i = 0; i < n; ++i) {
+      tell.push(rows.row_owner(new_global_[i]), rows.local_row(new_global_[i]));
+      tell.push(rows.row_owner(new_global_[i]), rows.to_global(me, static_cast<global_index>(i), 0).row);
+    }
+    const typename Policy::backend_type backend{};
+    const auto told = exchange_records(backend, comm, std::move(tell).finish());
+    old_global_.assign(n, -1);
+    comm.collectively([&] {
+      for (int r = 0; r < comm.size(); ++r) {
+        const auto b = told.bucket(r);
+        for (std::size_t k = 0; k + 1 < b.size(); k += 2) {
+          TESSERA_REQUIRE(old_global_[static_cast<std::size_t>(b[k])] < 0, invalid_argument,
+                          "row_permutation: global row {} is given to two rows", rows.to_global(me, b[k], 0).row);
+          old_global_[static_cast<std::size_t>(b[k])] = b[k + 1];
+        }
+      }
+    });
+  }
+
+  void check_split(const communicator& comm) const {
+    TESSERA_REQUIRE(rows_.num_ranks() == comm.size(), dimension_mismatch,
+                    "row_permutation: the row split is for {} ranks but the communicator has {}", rows_.num_ranks(),
+                    comm.size());
+  }
+
   mapping_type rows_;
+  bool within_ranks_;
   std::vector<local_index> new_of_old_;
+  std::vector<global_index> new_global_, old_global_;
   Kokkos::View<const local_index*, memory_space> new_of_old_view_;
 };
 
@@ -135,6 +217,42 @@ void move_rows(const dist_dense<T, Policy>& in, const dist_dense<T, Policy>& out
   exec().fence();
 }
 
+/// Rows sent across ranks: this rank's row i goes to global row destination[i] (one exchange of
+/// the rows' positions, one of their values, through the policy's backend), into `out`.
+template <class T, class Policy>
+void send_rows(const dist_dense<T, Policy>& in, const dist_dense<T, Policy>& out,
+               const std::vector<global_index>& destination) {
+  const communicator& comm = in.comm();
+  const auto& rows = in.mapping();
+  const auto source = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, in.local());
+  const auto width = static_cast<std::size_t>(source.extent(1));
+  bucket_builder<local_index> where(comm.size());
+  bucket_builder<T> what(comm.size());
+  for (const global_index g : destination) {
+    where.count(rows.row_owner(g));
+    what.count(rows.row_owner(g), width);
+  }
+  where.allocate();
+  what.allocate();
+  for (std::size_t i = 0; i < destination.size(); ++i) {
+    const int owner = rows.row_owner(destination[i]);
+    where.push(owner, static_cast<local_index>(rows.local_row(destination[i])));
+    T* values = what.claim(owner, width);
+    for (std::size_t j = 0; j < width; ++j) values[j] = source(i, j);
+  }
+  const typename Policy::backend_type backend{};
+  const auto positions = exchange_records(backend, comm, std::move(where).finish());
+  const auto values = exchange_records(backend, comm, std::move(what).finish());
+  auto target = Kokkos::create_mirror_view(Kokkos::HostSpace{}, out.local());
+  for (int r = 0; r < comm.size(); ++r) {
+    const auto p = positions.bucket(r);
+    const auto v = values.bucket(r);
+    for (std::size_t k = 0; k < p.size(); ++k)
+      for (std::size_t j = 0; j < width; ++j) target(static_cast<std::size_t>(p[k]), j) = v[k * width + j];
+  }
+  Kokkos::deep_copy(out.local(), target);
+}
+
 template <class T, class Policy>
 void check_rows_of(const dist_dense<T, Policy>& x, const row_permutation<Policy>& p, const char* what) {
   x.comm().collectively([&] {
@@ -145,13 +263,17 @@ void check_rows_of(const dist_dense<T, Policy>& x, const row_permutation<Policy>
 }
 }  // namespace detail
 
-/// P X: row i of each rank's X becomes its row P(i) (collective). X must be split like the
-/// permutation's rows (a dist_dense made with the matrix's mapping is).
+/// P X: this rank's row i of X becomes row P(i) (collective; across ranks, one exchange through
+/// the policy's backend). X must be split like the permutation's rows (a dist_dense made with the
+/// matrix's mapping is).
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_dense<T, Policy> permute_rows(const dist_dense<T, Policy>& x, const row_permutation<Policy>& p) {
   detail::check_rows_of(x, p, "permute_rows");
   dist_dense<T, Policy> out(x.comm(), x.mapping(), x.num_vectors());
-  detail::move_rows(x, out, p.new_of_old_view(), true);
+  if (p.within_ranks())
+    detail::move_rows(x, out, p.new_of_old_view(), true);
+  else
+    detail::send_rows(x, out, p.new_global_rows());
   return out;
 }
 
@@ -161,14 +283,17 @@ template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_dense<T, Policy> restore_rows(const dist_dense<T, Policy>& y, const row_permutation<Policy>& p) {
   detail::check_rows_of(y, p, "restore_rows");
   dist_dense<T, Policy> out(y.comm(), y.mapping(), y.num_vectors());
-  detail::move_rows(y, out, p.new_of_old_view(), false);
+  if (p.within_ranks())
+    detail::move_rows(y, out, p.new_of_old_view(), false);
+  else
+    detail::send_rows(y, out, p.old_global_rows());
   return out;
 }
 
 /// P A P^T for a permutation of your own (collective): A square, split like p's rows. Each rank
 /// asks the owners of the columns it holds for their new numbers (one exchange through the
-/// policy's backend, counted under "reorder") and assembles its renumbered rows; no entry moves
-/// to another rank.
+/// policy's backend, counted under "reorder") and sends each renumbered entry to its row's new
+/// owner (none moves when p is within ranks).
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, const row_permutation<Policy>& p) {
   static_assert(whole_row_mapping<typename Policy::mapping_type>,
@@ -190,9 +315,6 @@ template <matrix_value T, matrix_policy Policy>
   });
   const int me = comm.rank();
   const triplets<T> entries = local_triplets(a);
-  const auto new_global = [&](int owner, local_index new_row) {
-    return rows.to_global(owner, static_cast<global_index>(new_row), 0).row;
-  };
 
   // The columns other ranks own, each once, and their owners' new numbers for them.
   std::vector<global_index> remote;
@@ -206,42 +328,64 @@ template <matrix_value T, matrix_policy Policy>
   for (const global_index j : remote) ask.push(rows.row_owner(j), static_cast<local_index>(rows.local_row(j)));
   const typename Policy::backend_type backend{};
   const auto asked = exchange_records(backend, comm, std::move(ask).finish());
-  bucket_builder<local_index> answer(comm.size());
+  bucket_builder<global_index> answer(comm.size());
   for (int r = 0; r < comm.size(); ++r) answer.count(r, asked.bucket(r).size());
   answer.allocate();
   for (int r = 0; r < comm.size(); ++r)
-    for (const local_index old_row : asked.bucket(r)) answer.push(r, p.new_local_row(old_row));
+    for (const local_index old_row : asked.bucket(r)) answer.push(r, p.new_global_row(old_row));
   const auto answered = exchange_records(backend, comm, std::move(answer).finish());
   std::vector<global_index> remote_new(remote.size());
   std::vector<std::size_t> next(static_cast<std::size_t>(comm.size()), 0);
   for (std::size_t k = 0; k < remote.size(); ++k) {
     const int owner = rows.row_owner(remote[k]);
-    remote_new[k] = new_global(owner, answered.bucket(owner)[next[static_cast<std::size_t>(owner)]++]);
+    remote_new[k] = answered.bucket(owner)[next[static_cast<std::size_t>(owner)]++];
   }
 
   triplets<T> renumbered;
   renumbered.reserve(entries.size());
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const global_index i = entries.rows[e], j = entries.cols[e];
-    const global_index new_i = new_global(me, p.new_local_row(static_cast<local_index>(rows.local_row(i))));
-    global_index new_j;
-    if (rows.row_owner(j) == me) {
-      new_j = new_global(me, p.new_local_row(static_cast<local_index>(rows.local_row(j))));
-    } else {
-      new_j = remote_new[static_cast<std::size_t>(std::lower_bound(remote.begin(), remote.end(), j) - remote.begin())];
-    }
+    const global_index new_i = p.new_global_row(static_cast<local_index>(rows.local_row(i)));
+    const global_index new_j =
+        rows.row_owner(j) == me
+            ? p.new_global_row(static_cast<local_index>(rows.local_row(j)))
+            : remote_new[static_cast<std::size_t>(std::lower_bound(remote.begin(), remote.end(), j) - remote.begin())];
     renumbered.push_back(new_i, new_j, entries.values[e]);
   }
+  if (!p.within_ranks())
+    renumbered = detail::route_to_owners<T>(comm, backend, rows, std::span<const global_index>(renumbered.rows),
+                                            std::span<const global_index>(renumbered.cols),
+                                            std::span<const T>(renumbered.values));
   return {detail::assemble_owned<T, Policy>(comm, rows, renumbered, combine::sum{}), p};
 }
 
-/// P A P^T with P found by `ordering` on each rank's diagonal block (collective): the rows and
-/// the columns the rank owns, as the undirected graph of A + A^T (columns other ranks own follow
-/// their owners' numbering). Serial host work per rank, O(nnz log nnz); do it once and
-/// keep the vectors in the new numbering between products (permute_rows / restore_rows cost a copy
-/// of the block each).
+namespace detail {
+/// `ordering` of the graph of A + A^T restricted to `from`/`to` pairs on n vertices: position -> vertex.
+/// Reverse Cuthill-McKee keeps the numbering it is given where that band is no wider.
+inline std::vector<local_index> order_graph(std::size_t n, row_ordering ordering, const std::vector<local_index>& from,
+                                            const std::vector<local_index>& to) {
+  std::vector<local_index> as_now(n);
+  std::iota(as_now.begin(), as_now.end(), local_index{0});
+  if (ordering == row_ordering::natural) return as_now;
+  const auto graph = kernels::symmetric_graph_of(n, from, to);
+  if (ordering == row_ordering::by_degree) return kernels::by_decreasing_degree(graph);
+  auto order = kernels::reverse_cuthill_mckee(graph);
+  if (kernels::bandwidth_under(graph, as_now) <= kernels::bandwidth_under(graph, kernels::positions_of(order)))
+    return as_now;
+  return order;
+}
+}  // namespace detail
+
+/// P A P^T with P found by `ordering` (collective). Within ranks (the default), each rank orders
+/// its diagonal block, the rows and columns it owns, as the undirected graph of A + A^T (the
+/// columns other ranks own follow their owners' numbering). Over the whole matrix, rank 0 orders
+/// the graph of all of A + A^T (gathered there, 16 bytes per entry, at most 2^31 entries) and the
+/// rows are split as A's: rows move between ranks. Serial host work, O(nnz log nnz); do it once
+/// and keep the vectors in the new numbering between products (permute_rows / restore_rows cost a
+/// copy of the block each, and an exchange across ranks).
 template <matrix_value T, matrix_policy Policy>
-[[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, row_ordering ordering) {
+[[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, row_ordering ordering,
+                                           reorder_scope scope = reorder_scope::within_ranks) {
   static_assert(whole_row_mapping<typename Policy::mapping_type>,
                 "tessera::reorder renumbers each rank's whole rows: it needs a distribution whose ranks own whole "
                 "rows (capability whole_row_mapping); redistribute a grid-distributed A to row_block first");
@@ -256,35 +400,51 @@ template <matrix_value T, matrix_policy Policy>
     TESSERA_REQUIRE(ordering == row_ordering::natural || ordering == row_ordering::reverse_cuthill_mckee ||
                         ordering == row_ordering::by_degree,
                     invalid_argument, "reorder: {} is not a row_ordering", static_cast<int>(ordering));
+    TESSERA_REQUIRE(scope == reorder_scope::within_ranks || scope == reorder_scope::whole_matrix, invalid_argument,
+                    "reorder: {} is not a reorder_scope", static_cast<int>(scope));
   });
   const auto& rows = a.mapping();
   const int me = comm.rank();
   const auto n = static_cast<std::size_t>(a.local_rows());
-  std::vector<local_index> order(n);
-  if (ordering == row_ordering::natural) {
-    std::iota(order.begin(), order.end(), local_index{0});
-  } else {
-    const triplets<T> entries = local_triplets(a);
+  const triplets<T> entries = ordering == row_ordering::natural ? triplets<T>{} : local_triplets(a);
+  if (scope == reorder_scope::within_ranks) {
     std::vector<local_index> from, to;
-    from.reserve(entries.size());
-    to.reserve(entries.size());
     for (std::size_t e = 0; e < entries.size(); ++e) {
       if (rows.row_owner(entries.cols[e]) != me) continue;
       from.push_back(static_cast<local_index>(rows.local_row(entries.rows[e])));
       to.push_back(static_cast<local_index>(rows.local_row(entries.cols[e])));
     }
-    const auto graph = kernels::symmetric_graph_of(n, from, to);
-    if (ordering == row_ordering::by_degree) {
-      order = kernels::by_decreasing_degree(graph);
-    } else {
-      order = kernels::reverse_cuthill_mckee(graph);
-      std::vector<local_index> as_now(n);
-      std::iota(as_now.begin(), as_now.end(), local_index{0});
-      if (kernels::bandwidth_under(graph, as_now) <= kernels::bandwidth_under(graph, kernels::positions_of(order)))
-        order = std::move(as_now);
-    }
+    const auto order = detail::order_graph(n, ordering, from, to);
+    return reorder(a, row_permutation<Policy>(comm, rows, kernels::positions_of(order)));
   }
-  return reorder(a, row_permutation<Policy>(comm, rows, kernels::positions_of(order)));
+  comm.collectively([&] {
+    TESSERA_REQUIRE(a.num_rows() <= std::numeric_limits<local_index>::max(), unsupported,
+                    "reorder: ordering the whole matrix numbers its {} rows on one rank, at most {}", a.num_rows(),
+                    std::numeric_limits<local_index>::max());
+  });
+  std::vector<global_index> pairs;
+  pairs.reserve(2 * entries.size());
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    pairs.push_back(entries.rows[e]);
+    pairs.push_back(entries.cols[e]);
+  }
+  const auto all = comm.gather_concatenated(pairs, 0);
+  std::vector<global_index> position;  // global old row -> global new row, made on rank 0
+  if (me == 0) {
+    std::vector<local_index> from(all.size() / 2), to(all.size() / 2);
+    for (std::size_t e = 0; e < from.size(); ++e) {
+      from[e] = static_cast<local_index>(all[2 * e]);
+      to[e] = static_cast<local_index>(all[2 * e + 1]);
+    }
+    const auto order = detail::order_graph(static_cast<std::size_t>(a.num_rows()), ordering, from, to);
+    position.resize(order.size());
+    for (std::size_t k = 0; k < order.size(); ++k) position[static_cast<std::size_t>(order[k])] = static_cast<global_index>(k);
+  }
+  comm.broadcast(position, 0);
+  std::vector<global_index> mine(n);
+  for (std::size_t i = 0; i < n; ++i)
+    mine[i] = position[static_cast<std::size_t>(rows.to_global(me, static_cast<global_index>(i), 0).row)];
+  return reorder(a, row_permutation<Policy>::of_global_rows(comm, rows, std::move(mine)));
 }
 
 }  // namespace tessera
