@@ -15,6 +15,7 @@
 #include "../comm/counters.hpp"
 #include "../concepts/backend.hpp"
 #include "../core/combine.hpp"
+#include "../core/deep_copy.hpp"
 #include "../core/error.hpp"
 #include "../kernels/graph_orderings.hpp"
 #include "../matrix/detail/assemble.hpp"
@@ -145,9 +146,10 @@ class row_permutation {
                   across_ranks_tag)
       : rows_(rows), within_ranks_(false), new_global_(std::move(new_global)) {
     const int me = comm.rank();
-    const auto n = static_cast<std::size_t>(rows.extents(me).rows);
+    std::size_t n = 0;
     comm.collectively([&] {
-      check_split(comm);
+      check_split(comm);  // before the split is asked about this rank
+      n = static_cast<std::size_t>(rows.extents(me).rows);
       TESSERA_REQUIRE(new_global_.size() == n, invalid_argument,
                       "row_permutation: rank {} owns {} rows but {} new numbers were given", me, n, new_global_.size());
       for (std::size_t i = 0; i < n; ++i)
@@ -250,7 +252,7 @@ void send_rows(const dist_dense<T, Policy>& in, const dist_dense<T, Policy>& out
     for (std::size_t k = 0; k < p.size(); ++k)
       for (std::size_t j = 0; j < width; ++j) target(static_cast<std::size_t>(p[k]), j) = v[k * width + j];
   }
-  Kokkos::deep_copy(out.local(), target);
+  tessera::detail::deep_copy(out.local(), target);
 }
 
 template <class T, class Policy>
