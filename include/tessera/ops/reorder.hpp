@@ -265,31 +265,51 @@ void check_rows_of(const dist_dense<T, Policy>& x, const row_permutation<Policy>
 }
 }  // namespace detail
 
+namespace detail {
+/// P X (forward) or P^T X: a copy within ranks, an exchange across them.
+template <class T, class Policy>
+dist_dense<T, Policy> renumber_rows(const dist_dense<T, Policy>& x, const row_permutation<Policy>& p, bool forward,
+                                    const char* what) {
+  check_rows_of(x, p, what);
+  dist_dense<T, Policy> out(x.comm(), x.mapping(), x.num_vectors());
+  if (p.within_ranks())
+    move_rows(x, out, p.new_of_old_view(), forward);
+  else
+    send_rows(x, out, forward ? p.new_global_rows() : p.old_global_rows());
+  return out;
+}
+
+/// What both forms of reorder ask of A: a capability and a storage at compile time, a square
+/// shape (collective) at run time.
+template <class T, class Policy>
+void check_reorderable(const dist_matrix<T, Policy>& a) {
+  static_assert(whole_row_mapping<typename Policy::mapping_type>,
+                "tessera::reorder renumbers each rank's whole rows: it needs a distribution whose ranks own whole "
+                "rows (capability whole_row_mapping); redistribute a grid-distributed A to row_block first");
+  static_assert(!dist_matrix<T, Policy>::tiled,
+                "tessera::reorder renumbers the rows and columns of element storages (csr, csc, coo, your own); "
+                "tile storages keep their tiles' shapes");
+  a.comm().collectively([&] {
+    TESSERA_REQUIRE(a.num_rows() == a.num_cols(), dimension_mismatch,
+                    "reorder: A is {} x {}; renumbering rows and columns alike needs a square matrix", a.num_rows(),
+                    a.num_cols());
+  });
+}
+}  // namespace detail
+
 /// P X: this rank's row i of X becomes row P(i) (collective; across ranks, one exchange through
 /// the policy's backend). X must be split like the permutation's rows (a dist_dense made with the
 /// matrix's mapping is).
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_dense<T, Policy> permute_rows(const dist_dense<T, Policy>& x, const row_permutation<Policy>& p) {
-  detail::check_rows_of(x, p, "permute_rows");
-  dist_dense<T, Policy> out(x.comm(), x.mapping(), x.num_vectors());
-  if (p.within_ranks())
-    detail::move_rows(x, out, p.new_of_old_view(), true);
-  else
-    detail::send_rows(x, out, p.new_global_rows());
-  return out;
+  return detail::renumber_rows(x, p, true, "permute_rows");
 }
 
 /// P^T Y: the rows of a block in the permuted numbering back in the original one (collective);
 /// restore_rows(permute_rows(X, P), P) is X.
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_dense<T, Policy> restore_rows(const dist_dense<T, Policy>& y, const row_permutation<Policy>& p) {
-  detail::check_rows_of(y, p, "restore_rows");
-  dist_dense<T, Policy> out(y.comm(), y.mapping(), y.num_vectors());
-  if (p.within_ranks())
-    detail::move_rows(y, out, p.new_of_old_view(), false);
-  else
-    detail::send_rows(y, out, p.old_global_rows());
-  return out;
+  return detail::renumber_rows(y, p, false, "restore_rows");
 }
 
 /// P A P^T for a permutation of your own (collective): A square, split like p's rows. Each rank
@@ -298,19 +318,11 @@ template <matrix_value T, matrix_policy Policy>
 /// owner (none moves when p is within ranks).
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, const row_permutation<Policy>& p) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>,
-                "tessera::reorder renumbers each rank's whole rows: it needs a distribution whose ranks own whole "
-                "rows (capability whole_row_mapping); redistribute a grid-distributed A to row_block first");
-  static_assert(!dist_matrix<T, Policy>::tiled,
-                "tessera::reorder renumbers the rows and columns of element storages (csr, csc, coo, your own); "
-                "tile storages keep their tiles' shapes");
+  detail::check_reorderable(a);
   const communicator& comm = a.comm();
   const stats_scope scope(comm, "reorder");
   const auto& rows = a.mapping();
   comm.collectively([&] {
-    TESSERA_REQUIRE(a.num_rows() == a.num_cols(), dimension_mismatch,
-                    "reorder: A is {} x {}; renumbering rows and columns alike needs a square matrix", a.num_rows(),
-                    a.num_cols());
     TESSERA_REQUIRE(same_rows(rows, p.mapping()), dimension_mismatch,
                     "reorder: A's {} rows are not split like the permutation's {} rows", a.num_rows(),
                     p.mapping().global_rows());
@@ -388,17 +400,9 @@ inline std::vector<local_index> order_graph(std::size_t n, row_ordering ordering
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, row_ordering ordering,
                                            reorder_scope scope = reorder_scope::within_ranks) {
-  static_assert(whole_row_mapping<typename Policy::mapping_type>,
-                "tessera::reorder renumbers each rank's whole rows: it needs a distribution whose ranks own whole "
-                "rows (capability whole_row_mapping); redistribute a grid-distributed A to row_block first");
-  static_assert(!dist_matrix<T, Policy>::tiled,
-                "tessera::reorder renumbers the rows and columns of element storages (csr, csc, coo, your own); "
-                "tile storages keep their tiles' shapes");
+  detail::check_reorderable(a);
   const communicator& comm = a.comm();
   comm.collectively([&] {
-    TESSERA_REQUIRE(a.num_rows() == a.num_cols(), dimension_mismatch,
-                    "reorder: A is {} x {}; renumbering rows and columns alike needs a square matrix", a.num_rows(),
-                    a.num_cols());
     TESSERA_REQUIRE(ordering == row_ordering::natural || ordering == row_ordering::reverse_cuthill_mckee ||
                         ordering == row_ordering::by_degree,
                     invalid_argument, "reorder: {} is not a row_ordering", static_cast<int>(ordering));
