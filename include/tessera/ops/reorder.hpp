@@ -219,38 +219,42 @@ void move_rows(const dist_dense<T, Policy>& in, const dist_dense<T, Policy>& out
   exec().fence();
 }
 
-/// Rows sent across ranks: this rank's row i goes to global row destination[i] (one exchange of
-/// the rows' positions, one of their values, through the policy's backend), into `out`.
+/// Rows sent across ranks: this rank's row i goes to global row destination[i], and row j of `out`
+/// comes from global row origin[j] (the permutation knows both directions). A sender sends its
+/// rows in its local order, so a receiver knows where each arrival lands from the origins alone:
+/// only the values travel, in one exchange through the policy's backend.
 template <class T, class Policy>
 void send_rows(const dist_dense<T, Policy>& in, const dist_dense<T, Policy>& out,
-               const std::vector<global_index>& destination) {
+               const std::vector<global_index>& destination, const std::vector<global_index>& origin) {
   const communicator& comm = in.comm();
   const auto& rows = in.mapping();
   const auto source = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, in.local());
   const auto width = static_cast<std::size_t>(source.extent(1));
-  bucket_builder<local_index> where(comm.size());
   bucket_builder<T> what(comm.size());
-  for (const global_index g : destination) {
-    where.count(rows.row_owner(g));
-    what.count(rows.row_owner(g), width);
-  }
-  where.allocate();
+  for (const global_index g : destination) what.count(rows.row_owner(g), width);
   what.allocate();
   for (std::size_t i = 0; i < destination.size(); ++i) {
-    const int owner = rows.row_owner(destination[i]);
-    where.push(owner, static_cast<local_index>(rows.local_row(destination[i])));
-    T* values = what.claim(owner, width);
+    T* values = what.claim(rows.row_owner(destination[i]), width);
     for (std::size_t j = 0; j < width; ++j) values[j] = source(i, j);
   }
   const typename Policy::backend_type backend{};
-  const auto positions = exchange_records(backend, comm, std::move(where).finish());
   const auto values = exchange_records(backend, comm, std::move(what).finish());
+  // This rank's rows in arrival order: by the rank they come from, then by their row there.
+  std::vector<std::size_t> arrival(origin.size());
+  std::iota(arrival.begin(), arrival.end(), std::size_t{0});
+  const auto origin_key = [&](std::size_t row) {
+    return std::pair{rows.row_owner(origin[row]), rows.local_row(origin[row])};
+  };
+  std::sort(arrival.begin(), arrival.end(), [&](std::size_t x, std::size_t y) { return origin_key(x) < origin_key(y); });
+  if (width == 0) return;  // rows of no values: nothing landed, nothing to place
+  TESSERA_REQUIRE(values.data.size() == arrival.size() * width, internal, "send_rows: {} values arrived for {} rows of {}",
+                  values.data.size(), arrival.size(), width);
   auto target = Kokkos::create_mirror_view(Kokkos::HostSpace{}, out.local());
+  std::size_t next = 0;
   for (int r = 0; r < comm.size(); ++r) {
-    const auto p = positions.bucket(r);
     const auto v = values.bucket(r);
-    for (std::size_t k = 0; k < p.size(); ++k)
-      for (std::size_t j = 0; j < width; ++j) target(static_cast<std::size_t>(p[k]), j) = v[k * width + j];
+    for (std::size_t k = 0; k < v.size() / width; ++k, ++next)
+      for (std::size_t j = 0; j < width; ++j) target(arrival[next], j) = v[k * width + j];
   }
   tessera::detail::deep_copy(out.local(), target);
 }
@@ -275,7 +279,8 @@ dist_dense<T, Policy> renumber_rows(const dist_dense<T, Policy>& x, const row_pe
   if (p.within_ranks())
     move_rows(x, out, p.new_of_old_view(), forward);
   else
-    send_rows(x, out, forward ? p.new_global_rows() : p.old_global_rows());
+    send_rows(x, out, forward ? p.new_global_rows() : p.old_global_rows(),
+              forward ? p.old_global_rows() : p.new_global_rows());
   return out;
 }
 
@@ -312,23 +317,15 @@ template <matrix_value T, matrix_policy Policy>
   return detail::renumber_rows(y, p, false, "restore_rows");
 }
 
-/// P A P^T for a permutation of your own (collective): A square, split like p's rows. Each rank
-/// asks the owners of the columns it holds for their new numbers (one exchange through the
-/// policy's backend, counted under "reorder") and sends each renumbered entry to its row's new
-/// owner (none moves when p is within ranks).
-template <matrix_value T, matrix_policy Policy>
-[[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, const row_permutation<Policy>& p) {
-  detail::check_reorderable(a);
+namespace detail {
+/// P A P^T from A's entries on this rank (`entries`, host triplets with global indices), P checked.
+template <class T, class Policy>
+reordered<T, Policy> renumbered(const dist_matrix<T, Policy>& a, const triplets<T>& entries,
+                                const row_permutation<Policy>& p) {
   const communicator& comm = a.comm();
   const stats_scope scope(comm, "reorder");
   const auto& rows = a.mapping();
-  comm.collectively([&] {
-    TESSERA_REQUIRE(same_rows(rows, p.mapping()), dimension_mismatch,
-                    "reorder: A's {} rows are not split like the permutation's {} rows", a.num_rows(),
-                    p.mapping().global_rows());
-  });
   const int me = comm.rank();
-  const triplets<T> entries = local_triplets(a);
 
   // The columns other ranks own, each once, and their owners' new numbers for them.
   std::vector<global_index> remote;
@@ -355,8 +352,8 @@ template <matrix_value T, matrix_policy Policy>
     remote_new[k] = answered.bucket(owner)[next[static_cast<std::size_t>(owner)]++];
   }
 
-  triplets<T> renumbered;
-  renumbered.reserve(entries.size());
+  triplets<T> moved;
+  moved.reserve(entries.size());
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const global_index i = entries.rows[e], j = entries.cols[e];
     const global_index new_i = p.new_global_row(static_cast<local_index>(rows.local_row(i)));
@@ -364,16 +361,14 @@ template <matrix_value T, matrix_policy Policy>
         rows.row_owner(j) == me
             ? p.new_global_row(static_cast<local_index>(rows.local_row(j)))
             : remote_new[static_cast<std::size_t>(std::lower_bound(remote.begin(), remote.end(), j) - remote.begin())];
-    renumbered.push_back(new_i, new_j, entries.values[e]);
+    moved.push_back(new_i, new_j, entries.values[e]);
   }
   if (!p.within_ranks())
-    renumbered = detail::route_to_owners<T>(comm, backend, rows, std::span<const global_index>(renumbered.rows),
-                                            std::span<const global_index>(renumbered.cols),
-                                            std::span<const T>(renumbered.values));
-  return {detail::assemble_owned<T, Policy>(comm, rows, renumbered, combine::sum{}), p};
+    moved = route_to_owners<T>(comm, backend, rows, std::span<const global_index>(moved.rows),
+                               std::span<const global_index>(moved.cols), std::span<const T>(moved.values));
+  return {assemble_owned<T, Policy>(comm, rows, moved, combine::sum{}), p};
 }
 
-namespace detail {
 /// `ordering` of the graph of A + A^T restricted to `from`/`to` pairs on n vertices: position -> vertex.
 /// Reverse Cuthill-McKee keeps the numbering it is given where that band is no wider.
 inline std::vector<local_index> order_graph(std::size_t n, row_ordering ordering, const std::vector<local_index>& from,
@@ -389,6 +384,21 @@ inline std::vector<local_index> order_graph(std::size_t n, row_ordering ordering
   return order;
 }
 }  // namespace detail
+
+/// P A P^T for a permutation of your own (collective): A square, split like p's rows. Each rank
+/// asks the owners of the columns it holds for their new numbers (one exchange through the
+/// policy's backend, counted under "reorder") and sends each renumbered entry to its row's new
+/// owner (none moves when p is within ranks).
+template <matrix_value T, matrix_policy Policy>
+[[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, const row_permutation<Policy>& p) {
+  detail::check_reorderable(a);
+  a.comm().collectively([&] {
+    TESSERA_REQUIRE(same_rows(a.mapping(), p.mapping()), dimension_mismatch,
+                    "reorder: A's {} rows are not split like the permutation's {} rows", a.num_rows(),
+                    p.mapping().global_rows());
+  });
+  return detail::renumbered(a, local_triplets(a), p);
+}
 
 /// P A P^T with P found by `ordering` (collective). Within ranks (the default), each rank orders
 /// its diagonal block, the rows and columns it owns, as the undirected graph of A + A^T (the
@@ -412,7 +422,7 @@ template <matrix_value T, matrix_policy Policy>
   const auto& rows = a.mapping();
   const int me = comm.rank();
   const auto n = static_cast<std::size_t>(a.local_rows());
-  const triplets<T> entries = ordering == row_ordering::natural ? triplets<T>{} : local_triplets(a);
+  const triplets<T> entries = local_triplets(a);
   if (scope == reorder_scope::within_ranks) {
     std::vector<local_index> from, to;
     for (std::size_t e = 0; e < entries.size(); ++e) {
@@ -421,18 +431,20 @@ template <matrix_value T, matrix_policy Policy>
       to.push_back(static_cast<local_index>(rows.local_row(entries.cols[e])));
     }
     const auto order = detail::order_graph(n, ordering, from, to);
-    return reorder(a, row_permutation<Policy>(comm, rows, kernels::positions_of(order)));
+    return detail::renumbered(a, entries, row_permutation<Policy>(comm, rows, kernels::positions_of(order)));
   }
   comm.collectively([&] {
     TESSERA_REQUIRE(a.num_rows() <= std::numeric_limits<local_index>::max(), unsupported,
                     "reorder: ordering the whole matrix numbers its {} rows on one rank, at most {}", a.num_rows(),
                     std::numeric_limits<local_index>::max());
   });
-  std::vector<global_index> pairs;
-  pairs.reserve(2 * entries.size());
-  for (std::size_t e = 0; e < entries.size(); ++e) {
-    pairs.push_back(entries.rows[e]);
-    pairs.push_back(entries.cols[e]);
+  std::vector<global_index> pairs;  // the natural order needs no graph
+  if (ordering != row_ordering::natural) {
+    pairs.reserve(2 * entries.size());
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+      pairs.push_back(entries.rows[e]);
+      pairs.push_back(entries.cols[e]);
+    }
   }
   const auto all = comm.gather_concatenated(pairs, 0);
   std::vector<global_index> position;  // global old row -> global new row, made on rank 0
@@ -450,7 +462,7 @@ template <matrix_value T, matrix_policy Policy>
   std::vector<global_index> mine(n);
   for (std::size_t i = 0; i < n; ++i)
     mine[i] = position[static_cast<std::size_t>(rows.to_global(me, static_cast<global_index>(i), 0).row)];
-  return reorder(a, row_permutation<Policy>::of_global_rows(comm, rows, std::move(mine)));
+  return detail::renumbered(a, entries, row_permutation<Policy>::of_global_rows(comm, rows, std::move(mine)));
 }
 
 }  // namespace tessera
