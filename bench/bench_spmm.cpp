@@ -7,7 +7,7 @@
 //                           [--vectors row_block|grid_aligned] [--type double|float] [--kernels all|tessera]
 //                           [--gather-roof] [--x-memory private|node_shared]
 //                           [--x-in-place automatic|always|never] [--order natural|rcm|degree]
-//                           [--order-scope within_ranks|whole_matrix]
+//                           [--order-scope within_ranks|whole_matrix] [--order-split as_before|nonzeros]
 //
 // With a grid distribution A is redistributed first and X and Y stay row_block (or, with
 // --vectors grid_aligned, are laid out along A's grid): the 2-D product (rows of X fetched per
@@ -37,7 +37,10 @@
 // --order rcm|degree renumbers A's rows and columns first (tessera::reorder, reverse Cuthill-McKee
 // or by degree; within each rank, or with --order-scope whole_matrix over the whole matrix, rows
 // moving between ranks; row_block only, outside the timing: reorder_seconds) and multiplies the
-// renumbered A by X permuted alike: the locality an ordering gives X's reads. With
+// renumbered A by X permuted alike: the locality an ordering gives X's reads. --order-split nonzeros
+// (with whole_matrix) splits the renumbered rows by nonzeros (row_block::balance::nonzeros) instead of
+// as A's were: an ordering that puts a power-law graph's hubs first otherwise gives one rank most
+// of the entries. With
 // --scramble (bench_common) the input's vertices are relabelled at random first, as a mesh
 // numbered in no useful order comes.
 //
@@ -90,6 +93,8 @@ int main(int argc, char** argv) {
     } else if (std::string_view(argv[i]) == "--order-scope" && i + 1 < argc) {
       s.order_scope = std::string_view(argv[++i]) == "whole_matrix" ? tessera::reorder_scope::whole_matrix
                                                                     : tessera::reorder_scope::within_ranks;
+    } else if (std::string_view(argv[i]) == "--order-split" && i + 1 < argc) {
+      s.order_split_by_nonzeros = std::string_view(argv[++i]) == "nonzeros";
     } else if (std::string_view(argv[i]) == "--kernels" && i + 1 < argc) {
       s.only_tessera = std::string_view(argv[++i]) == "tessera";
     } else {

@@ -60,7 +60,10 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
   const auto input = tessera::bench::input_matrix<T, P>(comm, args);
   comm.barrier();
   const auto reorder_start = std::chrono::steady_clock::now();
-  const auto reordered = tessera::reorder(input, s.order, s.order_scope);
+  const auto reordered = s.order_split_by_nonzeros
+                             ? tessera::reorder(input, s.order, s.order_scope,
+                                                tessera::row_block{tessera::row_block::balance::nonzeros})
+                             : tessera::reorder(input, s.order, s.order_scope);
   const double reorder_seconds =
       comm.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - reorder_start).count());
   const auto& a = reordered.matrix;
@@ -74,9 +77,10 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
   for (long k : s.widths) {
     if (s.only_tessera && kernel != tessera::spmm_kernel::tessera) continue;
     if (s.x_node_shared && kernel != tessera::spmm_kernel::tessera) continue;  // read in place by tessera's kernel only
-    tessera::dist_dense<T, P> x(comm, a.num_cols(), k);
+    tessera::dist_dense<T, P> x(comm, input.mapping(), k);  // in A's numbering, then permuted as A was
     x.fill([](tessera::global_index i, tessera::global_index j) { return T(1) / static_cast<T>(1 + (i + j) % 7); });
-    if (s.order != tessera::row_ordering::natural) x = tessera::permute_rows(x, reordered.permutation);
+    if (s.order != tessera::row_ordering::natural || s.order_split_by_nonzeros)
+      x = tessera::permute_rows(x, reordered.permutation);
     if constexpr (std::is_same_v<typename P::memory_space, Kokkos::HostSpace>) {
       if (s.x_node_shared) x = tessera::share_on_node(x);
     } else if (s.x_node_shared) {
@@ -109,12 +113,13 @@ void run_rows(const tessera::communicator& comm, const tessera::bench::args& arg
     }
     if (comm.rank() == 0)
       fmt::print("{{\"bench\": \"spmm\", \"matrix\": \"{}\", \"type\": \"{}\", \"np\": {}, \"threads\": {}, \"backend\": \"{}\", \"kernel\": \"{}\", \"k\": {}, "
-                 "\"order\": \"{}\", \"order_scope\": \"{}\", \"reorder_seconds\": {:.4f}, \"x_memory\": \"{}\", \"x_shared_huge_pages\": {}, \"x_rows_read\": \"{}\", \"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
+                 "\"order\": \"{}\", \"order_scope\": \"{}\", \"order_split\": \"{}\", \"reorder_seconds\": {:.4f}, \"x_memory\": \"{}\", \"x_shared_huge_pages\": {}, \"x_rows_read\": \"{}\", \"streaming_stores\": {}, \"seconds\": {:.6f}, \"reps\": {}, \"gflops\": {:.4f}, \"nnz\": {}, \"checksum\": {:.10g}, "
                  "\"halo_rows\": {}, \"bytes_sent\": {}, \"messages_sent\": {}, \"peak_rss_mb\": {:.1f}, "
                  "\"bytes_min\": {:.0f}, \"bandwidth_gbs\": {:.3f}{}}}\n",
                  tessera::bench::matrix_name(args), sizeof(T) == 4 ? "float" : "double", comm.size(), tessera::bench::threads(), Backend::name(),
                  kernel == tessera::spmm_kernel::tessera ? "tessera" : "kokkos_kernels", k,
-                 tessera::to_string(s.order), s.order_scope == tessera::reorder_scope::whole_matrix ? "whole_matrix" : "within_ranks", reorder_seconds,
+                 tessera::to_string(s.order), s.order_scope == tessera::reorder_scope::whole_matrix ? "whole_matrix" : "within_ranks",
+                 s.order_split_by_nonzeros ? "nonzeros" : "as_before", reorder_seconds,
                  s.x_node_shared ? "node_shared" : "private", x_shared_huge_pages, in_place ? "in_place" : "fetched", s.streaming ? "\"auto\"" : "\"off\"", seconds, args.reps,
                  2.0 * static_cast<double>(a.global_nnz()) * static_cast<double>(k) / seconds / 1e9, a.global_nnz(),
                  checksum, halo, traffic.total.bytes, traffic.total.messages, rss, bytes_min, gbs, fraction);

@@ -21,6 +21,7 @@ struct settings {
   /// --order: A renumbered within each rank first (reorder; outside the timing), X permuted alike.
   tessera::row_ordering order = tessera::row_ordering::natural;
   tessera::reorder_scope order_scope = tessera::reorder_scope::within_ranks;  ///< --order-scope
+  bool order_split_by_nonzeros = false;  ///< --order-split nonzeros: whole_matrix's rows split by nonzeros
 };
 
 /// The products of an A by rows (row_block) at every width, with tessera's kernel and (unless

@@ -427,13 +427,20 @@ TEST_CASE("operations.md: renumbering for locality") {
   auto banded = tessera::reorder(A, tessera::row_ordering::reverse_cuthill_mckee, tessera::reorder_scope::whole_matrix);
   auto Yb = tessera::restore_rows(tessera::spmm(banded.matrix, tessera::permute_rows(X, banded.permutation)),
                                   banded.permutation);     // A X again, rows having moved between ranks
+  auto hubs = tessera::reorder(A, tessera::row_ordering::by_degree, tessera::reorder_scope::whole_matrix,
+                               tessera::row_block{tessera::row_block::balance::nonzeros});  // rows split anew by nonzeros
+  auto Yh = tessera::restore_rows(tessera::spmm(hubs.matrix, tessera::permute_rows(X, hubs.permutation)),
+                                  hubs.permutation);       // Y back on A's split
   const auto y = Y.gather_to_root(), ax = tessera::spmm(A, X).gather_to_root();
-  const auto yb = Yb.gather_to_root();
+  const auto yb = Yb.gather_to_root(), yh = Yh.gather_to_root();
   if (comm.rank() == 0)
     for (std::size_t e = 0; e < y->size(); ++e) {
       CHECK((*y)[e] == doctest::Approx((*ax)[e]).epsilon(1e-12));
       CHECK((*yb)[e] == doctest::Approx((*ax)[e]).epsilon(1e-12));
+      CHECK((*yh)[e] == doctest::Approx((*ax)[e]).epsilon(1e-12));
     }
+  CHECK(tessera::same_rows(Yh.mapping(), A.mapping()));
+  CHECK(hubs.matrix.mapping() == hubs.permutation.new_mapping());
   CHECK(Ar.global_nnz() == A.global_nnz());
   CHECK_FALSE(banded.permutation.within_ranks());
   CHECK(reversed.matrix.global_nnz() == A.global_nnz());

@@ -2,6 +2,7 @@
 // a serial reference; permute_rows / restore_rows; the orderings themselves.
 #include "test_support.hpp"
 
+#include <tessera/matrix/redistribute.hpp>
 #include <tessera/ops/reorder.hpp>
 
 #include <algorithm>
@@ -114,14 +115,33 @@ TEST_CASE("reorder is P A P^T with P within each rank, for every ordering, on ra
   }
   inputs.push_back({"fewer rows than ranks", generate::uniform_random<double, policy_type>(comm, 2, 2, 2, 9)});
   inputs.push_back({"empty", generate::uniform_random<double, policy_type>(comm, 0, 0, 2, 9)});
+  // Within ranks; over the whole matrix, rows split as A's; and split anew by nonzeros.
+  enum class variant { within_ranks, whole_matrix, whole_matrix_by_nonzeros };
   for (const auto& [name, a] : inputs)
-  for (const auto scope : {reorder_scope::within_ranks, reorder_scope::whole_matrix}) {
+  for (const auto how : {variant::within_ranks, variant::whole_matrix, variant::whole_matrix_by_nonzeros}) {
+    const auto scope = how == variant::within_ranks ? reorder_scope::within_ranks : reorder_scope::whole_matrix;
     for (const auto ordering : {row_ordering::natural, row_ordering::reverse_cuthill_mckee, row_ordering::by_degree}) {
       CAPTURE(name);
       CAPTURE(to_string(ordering));
-      CAPTURE(scope == reorder_scope::whole_matrix);
-      const auto [ap, p] = reorder(a, ordering, scope);
-      CHECK(ap.mapping() == a.mapping());  // the same row split
+      CAPTURE(static_cast<int>(how));
+      const auto [ap, p] = how == variant::whole_matrix_by_nonzeros
+                               ? reorder(a, ordering, scope, row_block{row_block::balance::nonzeros})
+                               : reorder(a, ordering, scope);
+      CHECK(p.mapping() == a.mapping());
+      CHECK(ap.mapping() == p.new_mapping());
+      if (how != variant::whole_matrix_by_nonzeros) {
+        CHECK(ap.mapping() == a.mapping());  // the same row split
+      } else {
+        // Every rank's entries within one row of an equal share (the split's rule: a boundary
+        // after the first row that reaches k / P of them).
+        const auto local = static_cast<global_index>(ap.local().nnz());
+        const global_index total = comm.sum(local);
+        global_index longest = 0;
+        for (const auto c : local_row_counts(ap)) longest = std::max<global_index>(longest, c);
+        longest = comm.max(longest);
+        CHECK(local <= (total + comm.size() - 1) / comm.size() + longest);
+        CHECK(ap.mapping().global_rows() == a.num_rows());
+      }
       CHECK(ap.global_nnz() == a.global_nnz());
       CHECK(p.within_ranks() == (scope == reorder_scope::within_ranks));
       const auto new_of_old = global_permutation(comm, p);
@@ -145,6 +165,7 @@ TEST_CASE("reorder is P A P^T with P within each rank, for every ordering, on ra
         x.fill([](global_index i, global_index j) { return 1.0 + static_cast<double>((3 * i + 7 * j) % 13); });
         const auto y = spmm(a, x);
         const auto px = permute_rows(x, p);
+        CHECK(same_rows(px.mapping(), p.new_mapping()));
         const auto back = restore_rows(px, p);
         const auto all_x = x.gather_to_root(), all_back = back.gather_to_root();
         if (comm.rank() == 0) CHECK(*all_x == *all_back);
@@ -268,6 +289,23 @@ TEST_CASE("reorder refuses non-square matrices and bad permutations on every ran
   const auto [ap, p] = reorder(a, row_ordering::natural);
   dist_dense<double, policy_type> other(comm, 11, 2);
   CHECK_THROWS_WITH_AS((void)permute_rows(other, p), doctest::Contains("permute_rows: the block's 11 rows"), error);
+  // A split for the renumbered rows asked within ranks, and one of another size.
+  CHECK_THROWS_WITH_AS((void)reorder(a, row_ordering::by_degree, reorder_scope::within_ranks,
+                                     row_block{row_block::balance::nonzeros}),
+                       doctest::Contains("needs reorder_scope::whole_matrix"), error);
+  std::vector<global_index> same(n);
+  for (std::size_t i = 0; i < n; ++i) same[i] = a.mapping().to_global(comm.rank(), static_cast<global_index>(i), 0).row;
+  CHECK_THROWS_WITH_AS((void)row_permutation<policy_type>::of_global_rows(comm, a.mapping(), same,
+                                                                          row_block{}.make_mapping(comm.size(), 12, 12)),
+                       doctest::Contains("the split after is of 12 rows"), error);
+  // Y in the new numbering must be split as the rows are after: with a split of its own, A's split
+  // is refused where it differs.
+  const auto [bp, q] = reorder(generate::rmat<double, policy_type>(comm, 6, 8, 3), row_ordering::by_degree,
+                               reorder_scope::whole_matrix, row_block{row_block::balance::nonzeros});
+  if (comm.size() > 1 && !(q.new_mapping() == q.mapping())) {
+    dist_dense<double, policy_type> y_old_split(comm, q.mapping(), 2);
+    CHECK_THROWS_WITH_AS((void)restore_rows(y_old_split, q), doctest::Contains("restore_rows: the block's 64 rows are not split like the permutation's 64 rows after"), error);
+  }
 }
 
 }  // namespace reorder_tests

@@ -14,6 +14,7 @@
 #include "../comm/communicator.hpp"
 #include "../comm/counters.hpp"
 #include "../concepts/backend.hpp"
+#include "../concepts/distribution.hpp"
 #include "../core/combine.hpp"
 #include "../core/deep_copy.hpp"
 #include "../core/error.hpp"
@@ -63,15 +64,17 @@ enum class reorder_scope {
   /// one exchange of the new numbers of the columns ranks hold.
   within_ranks,
   /// One numbering of the whole matrix, found on rank 0 (A + A^T's structure gathered there: 16 bytes
-  /// per entry), rows then split as A's are: a row may move to another rank, and the rows each rank
-  /// needs from others shrink with the band (a mesh numbered in no order gets a thin halo back).
+  /// per entry), rows then split as A's are (or as a distribution you give splits the renumbered
+  /// matrix): a row may move to another rank, and the rows each rank needs from others shrink with
+  /// the band (a mesh numbered in no order gets a thin halo back).
   whole_matrix,
 };
 
-/// A renumbering of a matrix's rows (and columns alike): this rank's local row i becomes global row
-/// new_global_row(i), under one row split (mapping()) before and after. Within ranks (the rows
-/// stay where they are) or across them; reorder makes one from an ordering, or bring your own (a
-/// partitioner's local order, a space-filling curve).
+/// A renumbering of a matrix's rows (and columns alike): this rank's local row i under the split
+/// before (mapping()) becomes global row new_global_row(i), which the split after (new_mapping())
+/// places. Within ranks (the rows stay where they are, one split) or across them (a row may move,
+/// and the split after may differ: rows balanced by nonzeros once renumbered); reorder makes one
+/// from an ordering, or bring your own (a partitioner's local order, a space-filling curve).
 template <matrix_policy Policy>
 class row_permutation {
   static_assert(whole_row_mapping<typename Policy::mapping_type>,
@@ -85,7 +88,7 @@ class row_permutation {
   /// Within ranks: this rank's new local number for each of its rows, under `rows` (collective):
   /// new_of_old must hold each of 0 .. local rows - 1 exactly once, on every rank, or every rank throws.
   row_permutation(const communicator& comm, const mapping_type& rows, std::vector<local_index> new_of_old)
-      : rows_(rows), within_ranks_(true), new_of_old_(std::move(new_of_old)) {
+      : rows_(rows), new_rows_(rows), within_ranks_(true), new_of_old_(std::move(new_of_old)) {
     comm.collectively([&] {
       check_split(comm);
       const auto n = static_cast<std::size_t>(rows.extents(comm.rank()).rows);
@@ -108,16 +111,25 @@ class row_permutation {
     new_of_old_view_ = to_view<local_index, memory_space>(new_of_old_, "tessera::row_permutation");
   }
 
-  /// Across ranks: this rank's new global number for each of its rows (collective). Every global
-  /// row must be given exactly once over all ranks, or every rank throws; one exchange tells each
-  /// rank which rows its new rows were.
+  /// Across ranks: this rank's new global number for each of its rows under `rows` (collective),
+  /// the new rows split as `rows` splits them. Every global row must be given exactly once over all
+  /// ranks, or every rank throws; one exchange tells each rank which rows its new rows were.
   [[nodiscard]] static row_permutation of_global_rows(const communicator& comm, const mapping_type& rows,
                                                       std::vector<global_index> new_global) {
-    return row_permutation(comm, rows, std::move(new_global), across_ranks_tag{});
+    return row_permutation(comm, rows, std::move(new_global), rows, across_ranks_tag{});
   }
 
-  /// The row split, before and after.
+  /// The same, the new rows split as `new_rows` splits them (a split of as many rows as `rows`).
+  [[nodiscard]] static row_permutation of_global_rows(const communicator& comm, const mapping_type& rows,
+                                                      std::vector<global_index> new_global, const mapping_type& new_rows) {
+    return row_permutation(comm, rows, std::move(new_global), new_rows, across_ranks_tag{});
+  }
+
+  /// The row split before: where A and X lie in the old numbering (and restore_rows puts Y back).
   [[nodiscard]] const mapping_type& mapping() const noexcept { return rows_; }
+  /// The row split after: where P A P^T and permute_rows' P X lie. mapping() unless the rows were
+  /// split anew (of_global_rows with a split of its own; reorder over the whole matrix given one).
+  [[nodiscard]] const mapping_type& new_mapping() const noexcept { return new_rows_; }
   /// Whether every row stays on its rank (then new_local_row and new_of_old answer).
   [[nodiscard]] bool within_ranks() const noexcept { return within_ranks_; }
   /// The new global number of this rank's local row `old_row`.
@@ -136,19 +148,23 @@ class row_permutation {
   [[nodiscard]] const Kokkos::View<const local_index*, memory_space>& new_of_old_view() const noexcept {
     return new_of_old_view_;
   }
-  /// Across ranks: the old global number of each of this rank's new rows (by new local row).
+  /// Across ranks: the old global number of each of this rank's new rows (by local row under new_mapping()).
   [[nodiscard]] const std::vector<global_index>& old_global_rows() const noexcept { return old_global_; }
 
  private:
   struct across_ranks_tag {};
 
   row_permutation(const communicator& comm, const mapping_type& rows, std::vector<global_index> new_global,
-                  across_ranks_tag)
-      : rows_(rows), within_ranks_(false), new_global_(std::move(new_global)) {
+                  const mapping_type& new_rows, across_ranks_tag)
+      : rows_(rows), new_rows_(new_rows), within_ranks_(false), new_global_(std::move(new_global)) {
     const int me = comm.rank();
     std::size_t n = 0;
     comm.collectively([&] {
       check_split(comm);  // before the split is asked about this rank
+      TESSERA_REQUIRE(new_rows.num_ranks() == comm.size() && new_rows.global_rows() == rows.global_rows(),
+                      dimension_mismatch,
+                      "row_permutation: the split after is of {} rows over {} ranks; the split before, of {} rows over {}",
+                      new_rows.global_rows(), new_rows.num_ranks(), rows.global_rows(), rows.num_ranks());
       n = static_cast<std::size_t>(rows.extents(me).rows);
       TESSERA_REQUIRE(new_global_.size() == n, invalid_argument,
                       "row_permutation: rank {} owns {} rows but {} new numbers were given", me, n, new_global_.size());
@@ -159,21 +175,22 @@ class row_permutation {
     });
     // Each new row's owner learns which old row it is: (new local row, old global row) pairs.
     bucket_builder<global_index> tell(comm.size());
-    for (std::size_t i = 0; i < n; ++i) tell.count(rows.row_owner(new_global_[i]), 2);
+    for (std::size_t i = 0; i < n; ++i) tell.count(new_rows.row_owner(new_global_[i]), 2);
     tell.allocate();
     for (std::size_t i = 0; i < n; ++i) {
-      tell.push(rows.row_owner(new_global_[i]), rows.local_row(new_global_[i]));
-      tell.push(rows.row_owner(new_global_[i]), rows.to_global(me, static_cast<global_index>(i), 0).row);
+      tell.push(new_rows.row_owner(new_global_[i]), new_rows.local_row(new_global_[i]));
+      tell.push(new_rows.row_owner(new_global_[i]), rows.to_global(me, static_cast<global_index>(i), 0).row);
     }
     const typename Policy::backend_type backend{};
     const auto told = exchange_records(backend, comm, std::move(tell).finish());
-    old_global_.assign(n, -1);
+    // As many new rows here as the rows given for them over all ranks, each once: every row is numbered.
+    old_global_.assign(static_cast<std::size_t>(new_rows.extents(me).rows), -1);
     comm.collectively([&] {
       for (int r = 0; r < comm.size(); ++r) {
         const auto b = told.bucket(r);
         for (std::size_t k = 0; k + 1 < b.size(); k += 2) {
           TESSERA_REQUIRE(old_global_[static_cast<std::size_t>(b[k])] < 0, invalid_argument,
-                          "row_permutation: global row {} is given to two rows", rows.to_global(me, b[k], 0).row);
+                          "row_permutation: global row {} is given to two rows", new_rows.to_global(me, b[k], 0).row);
           old_global_[static_cast<std::size_t>(b[k])] = b[k + 1];
         }
       }
@@ -186,7 +203,7 @@ class row_permutation {
                     comm.size());
   }
 
-  mapping_type rows_;
+  mapping_type rows_, new_rows_;
   bool within_ranks_;
   std::vector<local_index> new_of_old_;
   std::vector<global_index> new_global_, old_global_;
@@ -219,22 +236,24 @@ void move_rows(const dist_dense<T, Policy>& in, const dist_dense<T, Policy>& out
   exec().fence();
 }
 
-/// Rows sent across ranks: this rank's row i goes to global row destination[i], and row j of `out`
-/// comes from global row origin[j] (the permutation knows both directions). A sender sends its
-/// rows in its local order, so a receiver knows where each arrival lands from the origins alone:
-/// only the values travel, in one exchange through the policy's backend.
+/// Rows sent across ranks: this rank's row i of `in` goes to global row destination[i] of `out`
+/// (placed by out's split), and row j of `out` comes from global row origin[j] of `in` (placed by
+/// in's split; the permutation knows both directions). A sender sends its rows in its local order,
+/// so a receiver knows where each arrival lands from the origins alone: only the values travel, in
+/// one exchange through the policy's backend.
 template <class T, class Policy>
 void send_rows(const dist_dense<T, Policy>& in, const dist_dense<T, Policy>& out,
                const std::vector<global_index>& destination, const std::vector<global_index>& origin) {
   const communicator& comm = in.comm();
   const auto& rows = in.mapping();
+  const auto& out_rows = out.mapping();
   const auto source = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, in.local());
   const auto width = static_cast<std::size_t>(source.extent(1));
   bucket_builder<T> what(comm.size());
-  for (const global_index g : destination) what.count(rows.row_owner(g), width);
+  for (const global_index g : destination) what.count(out_rows.row_owner(g), width);
   what.allocate();
   for (std::size_t i = 0; i < destination.size(); ++i) {
-    T* values = what.claim(rows.row_owner(destination[i]), width);
+    T* values = what.claim(out_rows.row_owner(destination[i]), width);
     for (std::size_t j = 0; j < width; ++j) values[j] = source(i, j);
   }
   const typename Policy::backend_type backend{};
@@ -247,8 +266,10 @@ void send_rows(const dist_dense<T, Policy>& in, const dist_dense<T, Policy>& out
   };
   std::sort(arrival.begin(), arrival.end(), [&](std::size_t x, std::size_t y) { return origin_key(x) < origin_key(y); });
   if (width == 0) return;  // rows of no values: nothing landed, nothing to place
-  TESSERA_REQUIRE(values.data.size() == arrival.size() * width, internal, "send_rows: {} values arrived for {} rows of {}",
-                  values.data.size(), arrival.size(), width);
+  comm.collectively([&] {  // a permutation that disagrees with the splits fails on every rank, not in a hang
+    TESSERA_REQUIRE(values.data.size() == arrival.size() * width, internal, "send_rows: {} values arrived for {} rows of {}",
+                    values.data.size(), arrival.size(), width);
+  });
   auto target = Kokkos::create_mirror_view(Kokkos::HostSpace{}, out.local());
   std::size_t next = 0;
   for (int r = 0; r < comm.size(); ++r) {
@@ -260,11 +281,12 @@ void send_rows(const dist_dense<T, Policy>& in, const dist_dense<T, Policy>& out
 }
 
 template <class T, class Policy>
-void check_rows_of(const dist_dense<T, Policy>& x, const row_permutation<Policy>& p, const char* what) {
+void check_rows_of(const dist_dense<T, Policy>& x, const typename Policy::mapping_type& rows, const char* what,
+                   const char* which) {
   x.comm().collectively([&] {
-    TESSERA_REQUIRE(same_rows(x.mapping(), p.mapping()), dimension_mismatch,
-                    "{}: the block's {} rows are not split like the permutation's {} rows", what, x.num_rows(),
-                    p.mapping().global_rows());
+    TESSERA_REQUIRE(same_rows(x.mapping(), rows), dimension_mismatch,
+                    "{}: the block's {} rows are not split like the permutation's {} rows {}", what, x.num_rows(),
+                    rows.global_rows(), which);
   });
 }
 }  // namespace detail
@@ -274,8 +296,8 @@ namespace detail {
 template <class T, class Policy>
 dist_dense<T, Policy> renumber_rows(const dist_dense<T, Policy>& x, const row_permutation<Policy>& p, bool forward,
                                     const char* what) {
-  check_rows_of(x, p, what);
-  dist_dense<T, Policy> out(x.comm(), x.mapping(), x.num_vectors());
+  check_rows_of(x, forward ? p.mapping() : p.new_mapping(), what, forward ? "before" : "after");
+  dist_dense<T, Policy> out(x.comm(), forward ? p.new_mapping() : p.mapping(), x.num_vectors());
   if (p.within_ranks())
     move_rows(x, out, p.new_of_old_view(), forward);
   else
@@ -303,15 +325,15 @@ void check_reorderable(const dist_matrix<T, Policy>& a) {
 }  // namespace detail
 
 /// P X: this rank's row i of X becomes row P(i) (collective; across ranks, one exchange through
-/// the policy's backend). X must be split like the permutation's rows (a dist_dense made with the
-/// matrix's mapping is).
+/// the policy's backend). X must be split like the permutation's rows before (p.mapping(): a
+/// dist_dense made with A's mapping is); P X is split as they are after (p.new_mapping()).
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_dense<T, Policy> permute_rows(const dist_dense<T, Policy>& x, const row_permutation<Policy>& p) {
   return detail::renumber_rows(x, p, true, "permute_rows");
 }
 
-/// P^T Y: the rows of a block in the permuted numbering back in the original one (collective);
-/// restore_rows(permute_rows(X, P), P) is X.
+/// P^T Y: the rows of a block in the permuted numbering (split as p.new_mapping()) back in the
+/// original one (split as p.mapping()), collective; restore_rows(permute_rows(X, P), P) is X.
 template <matrix_value T, matrix_policy Policy>
 [[nodiscard]] dist_dense<T, Policy> restore_rows(const dist_dense<T, Policy>& y, const row_permutation<Policy>& p) {
   return detail::renumber_rows(y, p, false, "restore_rows");
@@ -364,9 +386,9 @@ reordered<T, Policy> renumbered(const dist_matrix<T, Policy>& a, const triplets<
     moved.push_back(new_i, new_j, entries.values[e]);
   }
   if (!p.within_ranks())
-    moved = route_to_owners<T>(comm, backend, rows, std::span<const global_index>(moved.rows),
+    moved = route_to_owners<T>(comm, backend, p.new_mapping(), std::span<const global_index>(moved.rows),
                                std::span<const global_index>(moved.cols), std::span<const T>(moved.values));
-  return {assemble_owned<T, Policy>(comm, rows, moved, combine::sum{}), p};
+  return {assemble_owned<T, Policy>(comm, p.new_mapping(), moved, combine::sum{}), p};
 }
 
 /// `ordering` of the graph of A + A^T restricted to `from`/`to` pairs on n vertices: position -> vertex.
@@ -400,17 +422,44 @@ template <matrix_value T, matrix_policy Policy>
   return detail::renumbered(a, local_triplets(a), p);
 }
 
-/// P A P^T with P found by `ordering` (collective). Within ranks (the default), each rank orders
-/// its diagonal block, the rows and columns it owns, as the undirected graph of A + A^T (the
-/// columns other ranks own follow their owners' numbering). Over the whole matrix, rank 0 orders
-/// the graph of all of A + A^T (gathered there, 16 bytes per entry, at most 2^31 entries) and the
-/// rows are split as A's: rows move between ranks. Serial host work, O(nnz log nnz); do it once
-/// and keep the vectors in the new numbering between products (permute_rows / restore_rows cost a
-/// copy of the block each, and an exchange across ranks).
-template <matrix_value T, matrix_policy Policy>
-[[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, row_ordering ordering,
-                                           reorder_scope scope = reorder_scope::within_ranks) {
-  detail::check_reorderable(a);
+namespace detail {
+/// The split `split` makes of the renumbered rows: its mapping of A's shape, refined (where the
+/// distribution rebalances, row_block by nonzeros) from each new row's entries, which one exchange
+/// brings to the new row's owner under that mapping.
+template <class T, class Policy>
+typename Policy::mapping_type split_of_renumbered(const dist_matrix<T, Policy>& a, const triplets<T>& entries,
+                                                  const std::vector<global_index>& new_global,
+                                                  const typename Policy::distribution_type& split) {
+  const communicator& comm = a.comm();
+  const auto& rows = a.mapping();
+  auto made = split.make_mapping(comm.size(), a.num_rows(), a.num_cols());
+  if constexpr (rebalancing_distribution<typename Policy::distribution_type>) {
+    std::vector<offset_type> old_counts(new_global.size(), 0);
+    for (const global_index i : entries.rows) ++old_counts[static_cast<std::size_t>(rows.local_row(i))];
+    bucket_builder<global_index> tell(comm.size());  // (new local row, entries) to its owner under `made`
+    for (const global_index g : new_global) tell.count(made.row_owner(g), 2);
+    tell.allocate();
+    for (std::size_t i = 0; i < new_global.size(); ++i) {
+      tell.push(made.row_owner(new_global[i]), made.local_row(new_global[i]));
+      tell.push(made.row_owner(new_global[i]), old_counts[i]);
+    }
+    const typename Policy::backend_type backend{};
+    const auto told = exchange_records(backend, comm, std::move(tell).finish());
+    std::vector<offset_type> counts(static_cast<std::size_t>(made.extents(comm.rank()).rows), 0);
+    for (int r = 0; r < comm.size(); ++r) {
+      const auto b = told.bucket(r);
+      for (std::size_t k = 0; k + 1 < b.size(); k += 2) counts[static_cast<std::size_t>(b[k])] = b[k + 1];
+    }
+    if (auto better = split.rebalance(comm, made, counts)) return std::move(*better);
+  }
+  return made;
+}
+
+/// reorder(A, ordering, scope[, split]): `split` null keeps A's split.
+template <class T, class Policy>
+reordered<T, Policy> reorder_by(const dist_matrix<T, Policy>& a, row_ordering ordering, reorder_scope scope,
+                                const typename Policy::distribution_type* split) {
+  check_reorderable(a);
   const communicator& comm = a.comm();
   comm.collectively([&] {
     TESSERA_REQUIRE(ordering == row_ordering::natural || ordering == row_ordering::reverse_cuthill_mckee ||
@@ -418,6 +467,9 @@ template <matrix_value T, matrix_policy Policy>
                     invalid_argument, "reorder: {} is not a row_ordering", static_cast<int>(ordering));
     TESSERA_REQUIRE(scope == reorder_scope::within_ranks || scope == reorder_scope::whole_matrix, invalid_argument,
                     "reorder: {} is not a reorder_scope", static_cast<int>(scope));
+    TESSERA_REQUIRE(split == nullptr || scope == reorder_scope::whole_matrix, invalid_argument,
+                    "reorder: a split for the renumbered rows needs reorder_scope::whole_matrix; within ranks every "
+                    "row stays on its rank");
   });
   const auto& rows = a.mapping();
   const int me = comm.rank();
@@ -430,8 +482,8 @@ template <matrix_value T, matrix_policy Policy>
       from.push_back(static_cast<local_index>(rows.local_row(entries.rows[e])));
       to.push_back(static_cast<local_index>(rows.local_row(entries.cols[e])));
     }
-    const auto order = detail::order_graph(n, ordering, from, to);
-    return detail::renumbered(a, entries, row_permutation<Policy>(comm, rows, kernels::positions_of(order)));
+    const auto order = order_graph(n, ordering, from, to);
+    return renumbered(a, entries, row_permutation<Policy>(comm, rows, kernels::positions_of(order)));
   }
   comm.collectively([&] {
     TESSERA_REQUIRE(a.num_rows() <= std::numeric_limits<local_index>::max(), unsupported,
@@ -454,7 +506,7 @@ template <matrix_value T, matrix_policy Policy>
       from[e] = static_cast<local_index>(all[2 * e]);
       to[e] = static_cast<local_index>(all[2 * e + 1]);
     }
-    const auto order = detail::order_graph(static_cast<std::size_t>(a.num_rows()), ordering, from, to);
+    const auto order = order_graph(static_cast<std::size_t>(a.num_rows()), ordering, from, to);
     position.resize(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) position[static_cast<std::size_t>(order[k])] = static_cast<global_index>(k);
   }
@@ -462,7 +514,39 @@ template <matrix_value T, matrix_policy Policy>
   std::vector<global_index> mine(n);
   for (std::size_t i = 0; i < n; ++i)
     mine[i] = position[static_cast<std::size_t>(rows.to_global(me, static_cast<global_index>(i), 0).row)];
-  return detail::renumbered(a, entries, row_permutation<Policy>::of_global_rows(comm, rows, std::move(mine)));
+  auto new_rows = split != nullptr ? split_of_renumbered(a, entries, mine, *split) : rows;
+  return renumbered(a, entries, row_permutation<Policy>::of_global_rows(comm, rows, std::move(mine), new_rows));
+}
+}  // namespace detail
+
+/// P A P^T with P found by `ordering` (collective). Within ranks (the default), each rank orders
+/// its diagonal block, the rows and columns it owns, as the undirected graph of A + A^T (the
+/// columns other ranks own follow their owners' numbering). Over the whole matrix, rank 0 orders
+/// the graph of all of A + A^T (gathered there, 16 bytes per entry, at most 2^31 entries) and the
+/// rows are split as A's: rows move between ranks. Serial host work, O(nnz log nnz); do it once
+/// and keep the vectors in the new numbering between products (permute_rows / restore_rows cost a
+/// copy of the block each, and an exchange across ranks).
+template <matrix_value T, matrix_policy Policy>
+[[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, row_ordering ordering,
+                                           reorder_scope scope = reorder_scope::within_ranks) {
+  return detail::reorder_by(a, ordering, scope, nullptr);
+}
+
+/// The same over the whole matrix (`scope` must be reorder_scope::whole_matrix), the renumbered rows
+/// split as `split` splits a matrix built from them: its mapping, refined where it rebalances from
+/// the renumbered rows' entries. An ordering that gathers a power-law graph's hubs gathers their
+/// entries at the front, so split equal rows it leaves one rank most of the work;
+/// `row_block{row_block::balance::nonzeros}` gives every rank about nnz / P entries again (one more
+/// exchange of a count per row). P's new_mapping() is that split: permute_rows(X, P) returns X
+/// split so, restore_rows(Y, P) returns Y split as A.
+/// @code
+/// auto [Ap, P] = tessera::reorder(A, tessera::row_ordering::by_degree, tessera::reorder_scope::whole_matrix,
+///                                 tessera::row_block{tessera::row_block::balance::nonzeros});
+/// @endcode
+template <matrix_value T, matrix_policy Policy>
+[[nodiscard]] reordered<T, Policy> reorder(const dist_matrix<T, Policy>& a, row_ordering ordering, reorder_scope scope,
+                                           const typename Policy::distribution_type& split) {
+  return detail::reorder_by(a, ordering, scope, &split);
 }
 
 }  // namespace tessera
